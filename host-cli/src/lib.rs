@@ -1,0 +1,2 @@
+pub use wasmtime;
+pub use wasmtime_wasi;
