@@ -36,6 +36,13 @@ pub enum Mutation {
     ScrubEvents { atom: AtomId, placeholder: String },
 }
 
+impl Txn {
+    /// Atoms this transaction puts.
+    pub fn touched(&self) -> impl Iterator<Item = AtomId> + '_ {
+        self.mutations.iter().filter_map(|m| if let Mutation::PutAtom(a) = m { Some(a.id) } else { None })
+    }
+}
+
 impl State {
     pub fn atom(&self, id: AtomId) -> Option<&Atom> {
         self.atoms.get(&id)

@@ -10,6 +10,7 @@
 pub mod backend;
 pub mod frame;
 
+use crate::atom::AtomId;
 use crate::error::{Error, Result};
 use crate::state::{State, Txn};
 use backend::Backend;
@@ -22,6 +23,16 @@ pub struct Recovery {
     pub dropped_tail_bytes: u64,
     /// Files of older generations or interrupted compactions that were removed.
     pub removed_files: Vec<String>,
+}
+
+/// What [`Store::catch_up`] found.
+#[derive(Debug, Default)]
+pub struct CatchUp {
+    /// The generation changed: everything was read again.
+    pub reloaded: bool,
+    /// Atoms written by others since the last call (when not reloaded).
+    pub touched: Vec<AtomId>,
+    pub recovery: Recovery,
 }
 
 pub struct Store<B: Backend> {
@@ -97,7 +108,7 @@ impl<B: Backend> Store<B> {
             self.backend.sync(&log)?;
             self.backend.sync_dir()?;
         }
-        recovery.dropped_tail_bytes += self.replay(&mut state)?;
+        recovery.dropped_tail_bytes += self.replay(&mut state, &mut Vec::new())?;
         for name in names {
             let stale = name.ends_with(".tmp") || parse_name(&name).is_some_and(|(_, g)| g != generation);
             if stale {
@@ -123,8 +134,9 @@ impl<B: Backend> Store<B> {
         }
     }
 
-    /// Applies the log from `log_end` on; cuts a torn tail. Returns the bytes cut.
-    fn replay(&mut self, state: &mut State) -> Result<u64> {
+    /// Applies the log from `log_end` on, noting the atoms it touched; cuts a
+    /// torn tail. Returns the bytes cut.
+    fn replay(&mut self, state: &mut State, touched: &mut Vec<AtomId>) -> Result<u64> {
         let log = log_name(self.generation);
         let len = self.backend.len(&log)?.unwrap_or(0);
         if self.log_end == HEADER_LEN {
@@ -154,6 +166,7 @@ impl<B: Backend> Store<B> {
                 Next::Frame(payload, after) => {
                     let txn: Txn = decode(payload, "log record")?;
                     if txn.version > state.version {
+                        touched.extend(txn.touched());
                         state.apply(txn)?;
                     }
                     at = after;
@@ -180,15 +193,21 @@ impl<B: Backend> Store<B> {
 
     /// Brings `state` up to date with what other processes wrote. The caller
     /// holds the host's store lock, so a torn tail found here is a crash.
-    pub fn catch_up(&mut self, state: &mut State) -> Result<Recovery> {
-        let mut recovery = Recovery::default();
+    pub fn catch_up(&mut self, state: &mut State) -> Result<CatchUp> {
+        let mut caught = CatchUp::default();
         let names = self.backend.list()?;
         if self.latest_generation(&names) != self.generation || !names.contains(&log_name(self.generation)) {
-            *state = self.load(&mut recovery)?;
+            *state = self.load(&mut caught.recovery)?;
+            caught.reloaded = true;
         } else {
-            recovery.dropped_tail_bytes = self.replay(state)?;
+            caught.recovery.dropped_tail_bytes = self.replay(state, &mut caught.touched)?;
         }
-        Ok(recovery)
+        Ok(caught)
+    }
+
+    /// Reads everything again from disk (after a failed write).
+    pub fn reload(&mut self) -> Result<State> {
+        self.load(&mut Recovery::default())
     }
 
     /// Appends a transaction, syncs it, then applies it to `state`.

@@ -29,7 +29,7 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
         ),
         rule(
             "connection_string",
-            r"(?i)\b(?:postgres(?:ql)?|mysql|mariadb|mongodb(?:\+srv)?|redis|rediss|amqps?|mssql|sqlserver|oracle|jdbc:[a-z0-9]+|clickhouse|cockroachdb|nats|kafka|ldaps?|s?ftp|smtps?|https?)://[^\s:/@]*:[^\s@/]+@[^\s'\x22]+",
+            r"(?i)\b(?:postgres(?:ql)?|mysql|mariadb|mongodb(?:\+srv)?|redis|rediss|amqps?|mssql|sqlserver|oracle|jdbc:[a-z0-9]+|clickhouse|cockroachdb|nats|kafka|ldaps?|s?ftp|smtps?|https?)://[^\s:/@]*:[^\s@/]+@[^\s'\x22,，;；。）)]+",
         ),
         rule("jwt", r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
         rule("bearer_token", r"(?i)\bbearer\s+[A-Za-z0-9\-._~+/]{8,}=*"),

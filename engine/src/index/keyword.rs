@@ -1,0 +1,210 @@
+//! BM25 keyword index over [`tokenize`](super::tokenize) terms, with scores
+//! normalised into [0, 1] so they compare across queries.
+//!
+//! `coverage(d, q) = Σ_{t ∈ d} w_t · idf_t / Σ_t w_t · idf_t` — the share of
+//! the query's information the document contains — where `w_t` = 0.3 for a
+//! lone CJK character and 1 otherwise, and a query term unknown to the index
+//! counts with a quarter of its weight if it is a CJK bigram (most such
+//! bigrams straddle a word boundary). Plain BM25 (k1 = 1.2, b = 0.75) is
+//! returned beside it and breaks ties between equal coverages.
+
+use std::collections::HashMap;
+
+use super::tokenize::{is_cjk, is_unigram, tokens};
+use crate::atom::AtomId;
+
+const K1: f64 = 1.2;
+const B: f64 = 0.75;
+const UNIGRAM_WEIGHT: f64 = 0.3;
+
+#[derive(Debug, Default, Clone)]
+pub struct KeywordIndex {
+    term_ids: HashMap<String, u32>,
+    postings: Vec<Vec<(AtomId, u32)>>,
+    docs: HashMap<AtomId, Vec<u32>>,
+    total_len: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct KeywordHit {
+    /// Normalised, in [0, 1].
+    pub coverage: f64,
+    /// Plain BM25, for tie-breaking and for the naive-oracle tests.
+    pub bm25: f64,
+}
+
+impl KeywordIndex {
+    pub fn len(&self) -> usize {
+        self.docs.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.docs.is_empty()
+    }
+
+    pub fn contains(&self, id: AtomId) -> bool {
+        self.docs.contains_key(&id)
+    }
+
+    pub fn insert(&mut self, id: AtomId, text: &str) {
+        self.remove(id);
+        let mut counts: HashMap<u32, u32> = HashMap::new();
+        let terms = tokens(text);
+        for term in &terms {
+            let next = self.term_ids.len() as u32;
+            let tid = *self.term_ids.entry(term.clone()).or_insert(next);
+            if tid as usize == self.postings.len() {
+                self.postings.push(Vec::new());
+            }
+            *counts.entry(tid).or_default() += 1;
+        }
+        let mut doc_terms: Vec<u32> = counts.keys().copied().collect();
+        doc_terms.sort_unstable();
+        for (tid, tf) in counts {
+            self.postings[tid as usize].push((id, tf));
+        }
+        self.total_len += terms.len() as u64;
+        doc_terms.push(terms.len() as u32); // the last entry is the length
+        self.docs.insert(id, doc_terms);
+    }
+
+    pub fn remove(&mut self, id: AtomId) {
+        let Some(mut doc_terms) = self.docs.remove(&id) else { return };
+        let len = doc_terms.pop().unwrap_or(0);
+        self.total_len -= u64::from(len);
+        for tid in doc_terms {
+            self.postings[tid as usize].retain(|(d, _)| *d != id);
+        }
+    }
+
+    fn doc_len(&self, id: AtomId) -> f64 {
+        self.docs.get(&id).and_then(|t| t.last()).copied().unwrap_or(0) as f64
+    }
+
+    fn idf(&self, df: usize) -> f64 {
+        let n = self.docs.len() as f64;
+        (1.0 + (n - df as f64 + 0.5) / (df as f64 + 0.5)).ln()
+    }
+
+    /// Every document matching at least one query term.
+    pub fn search(&self, query: &str) -> HashMap<AtomId, KeywordHit> {
+        let mut hits: HashMap<AtomId, KeywordHit> = HashMap::new();
+        let mut terms = tokens(query);
+        terms.sort();
+        terms.dedup();
+        if terms.is_empty() || self.docs.is_empty() {
+            return hits;
+        }
+        let avg_len = (self.total_len as f64 / self.docs.len() as f64).max(1.0);
+        let mut denominator = 0.0;
+        for term in &terms {
+            let weight = if is_unigram(term) { UNIGRAM_WEIGHT } else { 1.0 };
+            let postings = self.term_ids.get(term).map(|t| &self.postings[*t as usize]);
+            let df = postings.map_or(0, Vec::len);
+            let idf = self.idf(df);
+            if df == 0 {
+                let straddles = term.chars().all(is_cjk);
+                denominator += weight * idf * if straddles { 0.25 } else { 1.0 };
+                continue;
+            }
+            denominator += weight * idf;
+            for &(id, tf) in postings.into_iter().flatten() {
+                let tf = f64::from(tf);
+                let norm = K1 * (1.0 - B + B * self.doc_len(id) / avg_len);
+                let tfn = tf * (K1 + 1.0) / (tf + norm);
+                let hit = hits.entry(id).or_insert(KeywordHit { coverage: 0.0, bm25: 0.0 });
+                hit.coverage += weight * idf;
+                hit.bm25 += weight * idf * tfn;
+            }
+        }
+        for hit in hits.values_mut() {
+            hit.coverage = (hit.coverage / denominator).min(1.0);
+        }
+        hits
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn index(docs: &[&str]) -> KeywordIndex {
+        let mut index = KeywordIndex::default();
+        for (i, d) in docs.iter().enumerate() {
+            index.insert(AtomId(i as u128), d);
+        }
+        index
+    }
+
+    #[test]
+    fn cross_script_match() {
+        let idx = index(&["專案用 PostgreSQL 16 做主資料庫，不用 MongoDB", "前端用 React", "部署用 ECS"]);
+        let hits = idx.search("数据库 资料库");
+        let best = hits.iter().max_by(|a, b| a.1.coverage.total_cmp(&b.1.coverage)).unwrap();
+        assert_eq!(*best.0, AtomId(0));
+        assert!(idx.search("PostgreSQL").get(&AtomId(0)).unwrap().coverage > 0.9);
+    }
+
+    #[test]
+    fn remove_forgets_the_document() {
+        let mut idx = index(&["alpha beta", "beta gamma"]);
+        idx.remove(AtomId(0));
+        assert!(!idx.search("alpha").contains_key(&AtomId(0)));
+        assert_eq!(idx.len(), 1);
+        idx.insert(AtomId(1), "delta");
+        assert!(idx.search("beta").is_empty());
+    }
+
+    /// The naive oracle: BM25 computed from scratch over the live documents.
+    fn brute_bm25(docs: &[(u128, String)], query: &str) -> HashMap<AtomId, f64> {
+        let toks: Vec<Vec<String>> = docs.iter().map(|(_, d)| tokens(d)).collect();
+        let n = docs.len() as f64;
+        let avg = (toks.iter().map(Vec::len).sum::<usize>() as f64 / n).max(1.0);
+        let mut q = tokens(query);
+        q.sort();
+        q.dedup();
+        let mut out = HashMap::new();
+        for term in &q {
+            let df = toks.iter().filter(|t| t.contains(term)).count() as f64;
+            if df == 0.0 {
+                continue;
+            }
+            let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
+            let w = if is_unigram(term) { UNIGRAM_WEIGHT } else { 1.0 };
+            for ((id, _), t) in docs.iter().zip(&toks) {
+                let tf = t.iter().filter(|x| *x == term).count() as f64;
+                if tf > 0.0 {
+                    let tfn = tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * t.len() as f64 / avg));
+                    *out.entry(AtomId(*id)).or_insert(0.0) += w * idf * tfn;
+                }
+            }
+        }
+        out
+    }
+
+    proptest! {
+        #[test]
+        fn matches_brute_force(
+            docs in proptest::collection::vec("(alpha|beta|gamma|資料|数据|庫|库|選型| ){1,12}", 1..20),
+            removed in proptest::collection::vec(any::<bool>(), 20),
+            query in "(alpha|beta|資料庫|选型|gamma| ){1,5}",
+        ) {
+            let mut idx = KeywordIndex::default();
+            let mut live = Vec::new();
+            for (i, d) in docs.iter().enumerate() {
+                idx.insert(AtomId(i as u128), d);
+                if removed[i] { idx.remove(AtomId(i as u128)); } else { live.push((i as u128, d.clone())); }
+            }
+            prop_assume!(!live.is_empty());
+            let want = brute_bm25(&live, &query);
+            let got = idx.search(&query);
+            prop_assert_eq!(got.len(), want.len());
+            for (id, score) in want {
+                let hit = got[&id];
+                prop_assert!((hit.bm25 - score).abs() < 1e-9);
+                prop_assert!(hit.coverage > 0.0 && hit.coverage <= 1.0);
+            }
+        }
+    }
+}

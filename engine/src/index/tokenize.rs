@@ -1,0 +1,144 @@
+//! CJK-aware tokenisation shared by indexing and querying.
+//!
+//! - Full-width ASCII folds to ASCII; everything is lower-cased.
+//! - Traditional Chinese folds to Simplified (character level), so 資料庫,
+//!   资料库 and mixtures meet in one term space.
+//! - Latin-script words: stop words dropped, Snowball English stemming.
+//! - CJK runs: split at function words (的, 了, 什麼, 來著…), then every
+//!   overlapping character bigram plus every single character (unigrams are
+//!   weighted down at query time; see [`is_unigram`]).
+
+use std::sync::LazyLock;
+
+use rust_stemmers::{Algorithm, Stemmer};
+
+static STEMMER: LazyLock<Stemmer> = LazyLock::new(|| Stemmer::create(Algorithm::English));
+
+const EN_STOP: &[&str] = &[
+    "a", "about", "after", "again", "all", "also", "am", "an", "and", "any", "are", "as", "at", "be", "been", "before",
+    "being", "both", "but", "by", "can", "could", "did", "do", "does", "doing", "for", "from", "had", "has", "have",
+    "having", "he", "her", "here", "hers", "him", "his", "how", "i", "if", "in", "into", "is", "it", "its", "just", "me",
+    "my", "of", "on", "once", "or", "other", "our", "ours", "out", "over", "own", "she", "should", "so", "some", "such",
+    "than", "that", "the", "their", "them", "then", "there", "these", "they", "this", "those", "through", "to", "too",
+    "under", "until", "up", "very", "was", "we", "were", "what", "when", "where", "which", "while", "who", "whom", "why",
+    "will", "with", "would", "you", "your", "yours", "s", "t", "d", "ll", "re", "ve", "m", "again", "did", "let", "us",
+    "use", "used", "using", "tell", "know", "remind", "recall", "remember",
+];
+
+/// Function words removed from CJK runs, longest first (Simplified, since
+/// text is folded before this list is applied).
+const ZH_STOP_WORDS: &[&str] = &[
+    "是什么", "为什么", "怎么样", "有没有", "什么", "来着", "我们", "你们", "他们", "她们", "怎么", "哪个", "哪些", "那个",
+    "这个", "那些", "这些", "之前", "时候", "一下", "如何", "是否", "可以", "一个", "还是", "已经", "就是", "的话", "吗",
+];
+const ZH_STOP_CHARS: &[char] = &[
+    '的', '了', '吗', '呢', '吧', '啊', '呀', '嘛', '么', '是', '在', '和', '与', '及', '或', '也', '都', '就', '把', '被',
+    '让', '给', '着', '过', '这', '那', '哪', '我', '你', '他', '她', '它', '们', '啥', '谁', '要', '有',
+];
+
+pub fn is_cjk(c: char) -> bool {
+    matches!(c as u32,
+        0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xF900..=0xFAFF | 0x20000..=0x2A6DF
+        | 0x3040..=0x309F | 0x30A0..=0x30FF | 0xAC00..=0xD7AF)
+}
+
+/// A single CJK character term (weighted down: it says little alone).
+pub fn is_unigram(term: &str) -> bool {
+    let mut chars = term.chars();
+    matches!((chars.next(), chars.next()), (Some(c), None) if is_cjk(c))
+}
+
+/// Full-width ASCII to ASCII, lower case, Traditional to Simplified.
+pub fn fold(text: &str) -> String {
+    let half: String = text
+        .chars()
+        .map(|c| match c as u32 {
+            0xFF01..=0xFF5E => char::from_u32(c as u32 - 0xFEE0).unwrap_or(c),
+            0x3000 => ' ',
+            _ => c,
+        })
+        .flat_map(char::to_lowercase)
+        .collect();
+    fast2s::convert(&half)
+}
+
+pub fn tokens(text: &str) -> Vec<String> {
+    let folded = fold(text);
+    let mut out = Vec::new();
+    let mut run = String::new();
+    let mut run_is_cjk = false;
+    for c in folded.chars().chain(std::iter::once(' ')) {
+        let cjk = is_cjk(c);
+        let word = !cjk && c.is_alphanumeric();
+        if (cjk || word) && (run.is_empty() || run_is_cjk == cjk) {
+            run.push(c);
+            run_is_cjk = cjk;
+            continue;
+        }
+        flush(&mut run, run_is_cjk, &mut out);
+        if cjk || word {
+            run.push(c);
+            run_is_cjk = cjk;
+        }
+    }
+    out
+}
+
+fn flush(run: &mut String, cjk: bool, out: &mut Vec<String>) {
+    if run.is_empty() {
+        return;
+    }
+    if cjk {
+        cjk_terms(run, out);
+    } else if !EN_STOP.contains(&run.as_str()) {
+        out.push(STEMMER.stem(run).into_owned());
+    }
+    run.clear();
+}
+
+fn cjk_terms(run: &str, out: &mut Vec<String>) {
+    let mut text = run.to_owned();
+    for word in ZH_STOP_WORDS {
+        text = text.replace(word, " ");
+    }
+    for piece in text.split(|c: char| c == ' ' || ZH_STOP_CHARS.contains(&c)) {
+        let chars: Vec<char> = piece.chars().collect();
+        for (i, c) in chars.iter().enumerate() {
+            out.push(c.to_string());
+            if let Some(next) = chars.get(i + 1) {
+                out.push([*c, *next].iter().collect());
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn traditional_and_simplified_meet() {
+        assert_eq!(tokens("資料庫"), tokens("资料库"));
+        assert!(tokens("專案用 PostgreSQL 16 做主資料庫").contains(&"资料".to_owned()));
+    }
+
+    #[test]
+    fn latin_words_are_stemmed_and_stopped() {
+        assert_eq!(tokens("The Databases are Running"), vec!["databas", "run"]);
+        assert_eq!(tokens("ＰｏｓｔｇｒｅＳＱＬ 16"), vec!["postgresql", "16"]);
+    }
+
+    #[test]
+    fn question_words_do_not_become_terms() {
+        let terms = tokens("我們資料庫用的什麼來著？");
+        assert!(terms.contains(&"资料".to_owned()));
+        for noise in ["什么", "来着", "我们", "的什"] {
+            assert!(!terms.contains(&noise.to_owned()), "{noise} in {terms:?}");
+        }
+    }
+
+    #[test]
+    fn mixed_scripts_split_cleanly() {
+        assert_eq!(tokens("用K8s部署"), vec!["用", "k8s", "部", "部署", "署"]);
+    }
+}

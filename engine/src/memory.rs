@@ -1,0 +1,167 @@
+//! [`Memory`]: one open store — durable state, its indexes, the clock and id
+//! source — and the helpers every operation shares. The operations
+//! themselves live in `ops/`, one file each.
+
+use crate::atom::{Atom, AtomId};
+use crate::error::Result;
+use crate::index::Indexes;
+use crate::scope::Scope;
+use crate::state::{Mutation, State, Txn};
+use crate::store::backend::Backend;
+use crate::store::{Recovery, Store};
+use crate::time::Timestamp;
+
+/// Where time and randomness come from: the system in production, a fixed
+/// script in tests.
+pub trait Env {
+    fn now(&mut self) -> Timestamp;
+    /// 80 random bits for a ULID (higher bits are ignored).
+    fn random(&mut self) -> u128;
+}
+
+/// The real clock and the platform's randomness (wasi:clocks, wasi:random
+/// inside the component).
+#[derive(Debug, Default)]
+pub struct SystemEnv;
+
+impl Env for SystemEnv {
+    fn now(&mut self) -> Timestamp {
+        let since = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+        Timestamp(since.as_millis() as i64)
+    }
+
+    fn random(&mut self) -> u128 {
+        let mut bytes = [0u8; 16];
+        // A failing entropy source still yields unique ids: they are made
+        // monotonic below, so randomness only spreads them.
+        let _ = getrandom::fill(&mut bytes);
+        u128::from_le_bytes(bytes)
+    }
+}
+
+/// A clock that only moves when told to, and a counter for randomness.
+#[derive(Debug, Clone)]
+pub struct FixedEnv {
+    pub now: Timestamp,
+    pub counter: u128,
+}
+
+impl Env for FixedEnv {
+    fn now(&mut self) -> Timestamp {
+        self.now
+    }
+
+    fn random(&mut self) -> u128 {
+        self.counter += 1;
+        self.counter
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub max_content_bytes: usize,
+    pub compact_log_bytes: u64,
+    pub brief_budget_chars: usize,
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        Config { max_content_bytes: 8192, compact_log_bytes: 4 << 20, brief_budget_chars: 4000 }
+    }
+}
+
+pub struct Memory<B: Backend> {
+    pub(crate) store: Store<B>,
+    pub(crate) state: State,
+    pub(crate) indexes: Indexes,
+    pub(crate) config: Config,
+    env: Box<dyn Env + Send>,
+    last_id: u128,
+    /// Set when a write failed half-way: memory may be ahead of disk, so the
+    /// next call reloads from disk first.
+    stale: bool,
+    recovery: Recovery,
+}
+
+impl<B: Backend> Memory<B> {
+    pub fn open(backend: B, config: Config, env: Box<dyn Env + Send>) -> Result<Memory<B>> {
+        let (store, state, recovery) = Store::open(backend, config.compact_log_bytes)?;
+        let indexes = Indexes::build(&state);
+        Ok(Memory { store, state, indexes, config, env, last_id: 0, stale: false, recovery })
+    }
+
+    /// What opening repaired (a torn tail cut, stale files removed).
+    pub fn recovery(&self) -> &Recovery {
+        &self.recovery
+    }
+
+    pub fn state(&self) -> &State {
+        &self.state
+    }
+
+    pub fn backend(&self) -> &B {
+        self.store.backend()
+    }
+
+    /// Catches up with other processes; every operation starts here.
+    pub(crate) fn refresh(&mut self) -> Result<()> {
+        if self.stale {
+            self.state = self.store.reload()?;
+            self.indexes = Indexes::build(&self.state);
+            self.stale = false;
+            return Ok(());
+        }
+        let caught = self.store.catch_up(&mut self.state)?;
+        if caught.reloaded {
+            self.indexes = Indexes::build(&self.state);
+        } else {
+            self.reindex(caught.touched);
+        }
+        Ok(())
+    }
+
+    fn reindex(&mut self, ids: impl IntoIterator<Item = AtomId>) {
+        for id in ids {
+            if let Some(atom) = self.state.atoms.get(&id) {
+                self.indexes.upsert(atom);
+            }
+        }
+    }
+
+    pub(crate) fn now(&mut self) -> Timestamp {
+        self.env.now()
+    }
+
+    /// A new ULID, strictly greater than every id this handle made before.
+    pub(crate) fn new_id(&mut self, now: Timestamp) -> AtomId {
+        let random = self.env.random() & ((1u128 << 80) - 1);
+        let candidate = ((now.0.max(0) as u128) << 80) | random;
+        let id = candidate.max(self.last_id + 1);
+        self.last_id = id;
+        AtomId(id)
+    }
+
+    /// Commits one transaction (or, when it destroys content, commits it by
+    /// compaction) and re-indexes what it touched.
+    pub(crate) fn write(&mut self, mutations: Vec<Mutation>, erasing: bool) -> Result<()> {
+        let txn: Txn = self.state.txn(mutations);
+        let touched: Vec<AtomId> = txn.touched().collect();
+        let result =
+            if erasing { self.store.commit_erasing(&mut self.state, txn) } else { self.store.commit(&mut self.state, txn) };
+        if result.is_err() {
+            self.stale = true;
+            return result;
+        }
+        self.reindex(touched);
+        Ok(())
+    }
+
+    /// The target of a correction or governance action, or why it cannot be.
+    pub(crate) fn target(&self, id: &str, scope: &Scope) -> std::result::Result<&Atom, String> {
+        let id: AtomId = id.parse()?;
+        match self.state.atom(id) {
+            Some(atom) if atom.scope.visible_from(scope, false) => Ok(atom),
+            _ => Err(format!("atom {id} not found in this scope")),
+        }
+    }
+}

@@ -1,0 +1,138 @@
+//! history: an atom's current record, its relations (supersedes,
+//! superseded_by, related_lessons in both directions), its corrections and
+//! its exposure changes. Destroyed content shows as the placeholder.
+
+use crate::atom::{Atom, AtomId, Change, CorrectAction, EdgeKind, Epistemic, Exposure, Kind, Polarity};
+use crate::error::Result;
+use crate::memory::Memory;
+use crate::scope::Scope;
+use crate::store::backend::Backend;
+use crate::time::Timestamp;
+
+#[derive(Clone, Debug)]
+pub struct HistoryRequest {
+    pub atom_id: String,
+    pub scope: Scope,
+    pub remote: bool,
+}
+
+/// An atom as interfaces show it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AtomView {
+    pub atom_id: AtomId,
+    pub content: String,
+    pub kind: Kind,
+    pub source: String,
+    pub scope: Scope,
+    pub epistemic: Epistemic,
+    pub polarity: Polarity,
+    pub exposure_state: Exposure,
+    pub negated: bool,
+    pub superseded_by: Option<AtomId>,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+}
+
+impl From<&Atom> for AtomView {
+    fn from(atom: &Atom) -> AtomView {
+        AtomView {
+            atom_id: atom.id,
+            content: atom.shown_content(),
+            kind: atom.kind,
+            source: atom.source.clone(),
+            scope: atom.scope.clone(),
+            epistemic: atom.epistemic,
+            polarity: atom.polarity,
+            exposure_state: atom.exposure,
+            negated: atom.negated,
+            superseded_by: atom.superseded_by,
+            created_at: atom.created_at,
+            updated_at: atom.updated_at,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Relations {
+    pub supersedes: Vec<AtomId>,
+    pub superseded_by: Vec<AtomId>,
+    pub related_lessons: Vec<AtomId>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct CorrectionRecord {
+    pub action: CorrectAction,
+    pub reason: String,
+    pub at: Timestamp,
+    pub by: String,
+    pub new_atom_id: Option<AtomId>,
+    pub change: String,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ExposureRecord {
+    pub from: Exposure,
+    pub to: Exposure,
+    pub reason: String,
+    pub at: Timestamp,
+    pub by: String,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct HistoryResult {
+    pub current: Option<AtomView>,
+    pub relations: Relations,
+    pub corrections: Vec<CorrectionRecord>,
+    pub exposure_history: Vec<ExposureRecord>,
+    pub reason: Option<String>,
+}
+
+impl<B: Backend> Memory<B> {
+    pub fn history(&mut self, req: &HistoryRequest) -> Result<HistoryResult> {
+        self.refresh()?;
+        let refused = |reason: String| Ok(HistoryResult { reason: Some(reason), ..HistoryResult::default() });
+        if let Some(problem) = req.scope.problem() {
+            return refused(problem);
+        }
+        let id: AtomId = match req.atom_id.parse() {
+            Ok(id) => id,
+            Err(reason) => return refused(reason),
+        };
+        let Some(atom) = self.state.atom(id).filter(|a| a.scope.visible_from(&req.scope, req.remote)) else {
+            return refused(format!("atom {id} not found in this scope"));
+        };
+        let mut result = HistoryResult { current: Some(AtomView::from(atom)), ..HistoryResult::default() };
+        for edge in &self.state.edges {
+            match edge.kind {
+                EdgeKind::Supersedes if edge.from == id => result.relations.supersedes.push(edge.to),
+                EdgeKind::Supersedes if edge.to == id => result.relations.superseded_by.push(edge.from),
+                EdgeKind::DerivedLessonFrom if edge.from == id => result.relations.related_lessons.push(edge.to),
+                EdgeKind::DerivedLessonFrom if edge.to == id => result.relations.related_lessons.push(edge.from),
+                _ => {}
+            }
+        }
+        for event in &self.state.events {
+            match &event.change {
+                Change::Correction { action, detail, new_atom } if event.atom == id || *new_atom == Some(id) => {
+                    result.corrections.push(CorrectionRecord {
+                        action: *action,
+                        reason: event.reason.clone(),
+                        at: event.at,
+                        by: event.by.clone(),
+                        new_atom_id: if event.atom == id { *new_atom } else { Some(event.atom) },
+                        change: if event.atom == id { detail.clone() } else { format!("supersedes {}", event.atom) },
+                    });
+                }
+                Change::Exposure { from, to } if event.atom == id => result.exposure_history.push(ExposureRecord {
+                    from: *from,
+                    to: *to,
+                    reason: event.reason.clone(),
+                    at: event.at,
+                    by: event.by.clone(),
+                }),
+                _ => {}
+            }
+        }
+        Ok(result)
+    }
+}

@@ -1,0 +1,303 @@
+//! export / import as JSON Lines: a header line, then atoms, edges and
+//! events. Destroyed content is never exported (it no longer exists).
+//! Import is all-or-nothing and idempotent: known atom, edge and event ids
+//! are skipped, so importing the same file twice changes nothing.
+
+use std::collections::HashSet;
+
+use serde::{Deserialize, Serialize};
+
+use crate::atom::{Atom, AtomId, Change, CorrectAction, Edge, EdgeKind, Event, Exposure};
+use crate::error::{Error, Result};
+use crate::memory::Memory;
+use crate::scope::Scope;
+use crate::state::Mutation;
+use crate::store::backend::Backend;
+use crate::text::admit;
+use crate::time::Timestamp;
+
+pub const EXPORT_FORMAT: &str = "hmg-export";
+pub const EXPORT_VERSION: u32 = 1;
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ImportResult {
+    pub atoms_added: u64,
+    pub atoms_skipped: u64,
+    pub edges_added: u64,
+    pub events_added: u64,
+    pub rejected_lines: u64,
+    pub reason: Option<String>,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Line {
+    Header { format: String, version: u32, snapshot_version: u64 },
+    Atom(AtomLine),
+    Edge { from: String, to: String, kind: String },
+    Event(EventLine),
+}
+
+#[derive(Serialize, Deserialize)]
+struct AtomLine {
+    atom_id: String,
+    content: Option<String>,
+    kind: String,
+    source: String,
+    scope: ScopeLine,
+    epistemic: String,
+    polarity: String,
+    exposure_state: String,
+    negated: bool,
+    superseded_by: Option<String>,
+    created_at: String,
+    updated_at: String,
+}
+
+#[derive(Serialize, Deserialize)]
+struct ScopeLine {
+    tenant_id: String,
+    workspace: Option<String>,
+    repository: Option<String>,
+    branch: Option<String>,
+    session: Option<String>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct EventLine {
+    event_id: String,
+    atom_id: String,
+    at: String,
+    by: String,
+    reason: String,
+    /// `correction` or `exposure`.
+    change: String,
+    action: Option<String>,
+    detail: Option<String>,
+    new_atom_id: Option<String>,
+    from: Option<String>,
+    to: Option<String>,
+}
+
+fn atom_line(atom: &Atom) -> AtomLine {
+    let s = &atom.scope;
+    AtomLine {
+        atom_id: atom.id.to_string(),
+        content: (!atom.exposure.destroyed()).then(|| atom.content.clone()),
+        kind: atom.kind.to_string(),
+        source: atom.source.clone(),
+        scope: ScopeLine {
+            tenant_id: s.tenant_id.clone(),
+            workspace: s.workspace.clone(),
+            repository: s.repository.clone(),
+            branch: s.branch.clone(),
+            session: s.session.clone(),
+        },
+        epistemic: atom.epistemic.to_string(),
+        polarity: atom.polarity.to_string(),
+        exposure_state: atom.exposure.to_string(),
+        negated: atom.negated,
+        superseded_by: atom.superseded_by.map(|id| id.to_string()),
+        created_at: atom.created_at.rfc3339(),
+        updated_at: atom.updated_at.rfc3339(),
+    }
+}
+
+fn event_line(event: &Event) -> EventLine {
+    let mut line = EventLine {
+        event_id: event.id.to_string(),
+        atom_id: event.atom.to_string(),
+        at: event.at.rfc3339(),
+        by: event.by.clone(),
+        reason: event.reason.clone(),
+        change: String::new(),
+        action: None,
+        detail: None,
+        new_atom_id: None,
+        from: None,
+        to: None,
+    };
+    match &event.change {
+        Change::Correction { action, detail, new_atom } => {
+            line.change = "correction".into();
+            line.action = Some(action.to_string());
+            line.detail = Some(detail.clone());
+            line.new_atom_id = new_atom.map(|id| id.to_string());
+        }
+        Change::Exposure { from, to } => {
+            line.change = "exposure".into();
+            line.from = Some(from.to_string());
+            line.to = Some(to.to_string());
+        }
+    }
+    line
+}
+
+fn json(line: &Line) -> Result<String> {
+    serde_json::to_string(line).map_err(|e| Error::Invalid(format!("cannot encode export line: {e}")))
+}
+
+fn time(text: &str) -> std::result::Result<Timestamp, String> {
+    Timestamp::parse_rfc3339(text).ok_or_else(|| format!("'{text}' is not an RFC 3339 time"))
+}
+
+fn opt_id(text: Option<&String>) -> std::result::Result<Option<AtomId>, String> {
+    text.map(|t| t.parse()).transpose()
+}
+
+impl AtomLine {
+    fn into_atom(self, max_bytes: usize) -> std::result::Result<Atom, String> {
+        let exposure: Exposure = self.exposure_state.parse()?;
+        let scope = Scope {
+            tenant_id: self.scope.tenant_id,
+            workspace: self.scope.workspace,
+            repository: self.scope.repository,
+            branch: self.scope.branch,
+            session: self.scope.session,
+        };
+        if let Some(problem) = scope.problem() {
+            return Err(problem);
+        }
+        let content = if exposure.destroyed() {
+            String::new()
+        } else {
+            admit(self.content.as_deref().unwrap_or(""), max_bytes, "content")?
+        };
+        Ok(Atom {
+            id: self.atom_id.parse()?,
+            content,
+            kind: self.kind.parse()?,
+            source: if exposure == Exposure::Tombstoned { String::new() } else { self.source },
+            scope,
+            epistemic: self.epistemic.parse()?,
+            polarity: self.polarity.parse()?,
+            exposure,
+            negated: self.negated,
+            superseded_by: opt_id(self.superseded_by.as_ref())?,
+            created_at: time(&self.created_at)?,
+            updated_at: time(&self.updated_at)?,
+        })
+    }
+}
+
+impl EventLine {
+    fn into_event(self) -> std::result::Result<Event, String> {
+        let change = match self.change.as_str() {
+            "correction" => Change::Correction {
+                action: self.action.as_deref().unwrap_or("").parse::<CorrectAction>()?,
+                detail: self.detail.unwrap_or_default(),
+                new_atom: opt_id(self.new_atom_id.as_ref())?,
+            },
+            "exposure" => Change::Exposure {
+                from: self.from.as_deref().unwrap_or("").parse()?,
+                to: self.to.as_deref().unwrap_or("").parse()?,
+            },
+            other => return Err(format!("unknown event change '{other}'")),
+        };
+        Ok(Event {
+            id: self.event_id.parse()?,
+            atom: self.atom_id.parse()?,
+            at: time(&self.at)?,
+            by: self.by,
+            reason: self.reason,
+            change,
+        })
+    }
+}
+
+impl<B: Backend> Memory<B> {
+    /// The store (or what `scope` sees) as JSON Lines.
+    pub fn export(&mut self, scope: Option<&Scope>) -> Result<String> {
+        self.refresh()?;
+        let state = &self.state;
+        let included = |id: &AtomId| state.atom(*id).is_some_and(|a| scope.is_none_or(|s| a.scope.visible_from(s, false)));
+        let mut lines = vec![json(&Line::Header {
+            format: EXPORT_FORMAT.into(),
+            version: EXPORT_VERSION,
+            snapshot_version: state.version,
+        })?];
+        for atom in state.atoms.values().filter(|a| included(&a.id)) {
+            lines.push(json(&Line::Atom(atom_line(atom)))?);
+        }
+        for edge in state.edges.iter().filter(|e| included(&e.from) && included(&e.to)) {
+            lines.push(json(&Line::Edge { from: edge.from.to_string(), to: edge.to.to_string(), kind: edge.kind.to_string() })?);
+        }
+        for event in state.events.iter().filter(|e| included(&e.atom)) {
+            lines.push(json(&Line::Event(event_line(event)))?);
+        }
+        let mut out = lines.join("\n");
+        out.push('\n');
+        Ok(out)
+    }
+
+    pub fn import(&mut self, jsonl: &str) -> Result<ImportResult> {
+        self.refresh()?;
+        let mut result = ImportResult::default();
+        match self.plan_import(jsonl, &mut result) {
+            Ok(mutations) if !mutations.is_empty() => self.write(mutations, false)?,
+            Ok(_) => {}
+            Err(reason) => {
+                return Ok(ImportResult { rejected_lines: result.rejected_lines.max(1), reason: Some(reason), ..ImportResult::default() });
+            }
+        }
+        Ok(result)
+    }
+
+    fn plan_import(&self, jsonl: &str, result: &mut ImportResult) -> std::result::Result<Vec<Mutation>, String> {
+        let max = self.config.max_content_bytes;
+        let mut atoms = Vec::new();
+        let mut edges: Vec<Edge> = Vec::new();
+        let mut events = Vec::new();
+        let mut first_error = None;
+        for (n, raw) in jsonl.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+            let parsed = serde_json::from_str::<Line>(raw).map_err(|e| e.to_string()).and_then(|line| match line {
+                Line::Header { format, version, .. } if format != EXPORT_FORMAT || version != EXPORT_VERSION => {
+                    Err(format!("unsupported export {format} v{version}"))
+                }
+                Line::Header { .. } => Ok(()),
+                Line::Atom(a) => a.into_atom(max).map(|a| atoms.push(a)),
+                Line::Edge { from, to, kind } => {
+                    let edge = Edge { from: from.parse()?, to: to.parse()?, kind: kind.parse::<EdgeKind>()? };
+                    edges.push(edge);
+                    Ok(())
+                }
+                Line::Event(e) => e.into_event().map(|e| events.push(e)),
+            });
+            if let Err(e) = parsed {
+                result.rejected_lines += 1;
+                first_error.get_or_insert(format!("line {}: {e}", n + 1));
+            }
+        }
+        if let Some(reason) = first_error {
+            return Err(format!("nothing imported; {reason}"));
+        }
+        let mut mutations = Vec::new();
+        let mut known: HashSet<AtomId> = self.state.atoms.keys().copied().collect();
+        for atom in atoms {
+            if known.insert(atom.id) {
+                result.atoms_added += 1;
+                mutations.push(Mutation::PutAtom(atom));
+            } else {
+                result.atoms_skipped += 1;
+            }
+        }
+        let mut have_edges: HashSet<Edge> = self.state.edges.iter().copied().collect();
+        for edge in edges {
+            if !known.contains(&edge.from) || !known.contains(&edge.to) {
+                return Err(format!("nothing imported; edge {} -> {} names an unknown atom", edge.from, edge.to));
+            }
+            if have_edges.insert(edge) {
+                result.edges_added += 1;
+                mutations.push(Mutation::AddEdge(edge));
+            }
+        }
+        let mut have_events: HashSet<AtomId> = self.state.events.iter().map(|e| e.id).collect();
+        for event in events {
+            if have_events.insert(event.id) {
+                result.events_added += 1;
+                mutations.push(Mutation::Record(event));
+            }
+        }
+        Ok(mutations)
+    }
+}
