@@ -1,1 +1,419 @@
-fn main() {}
+//! `hmg` — the HMG command line: one sub-command per operation, human output
+//! by default, `--json` for machines (exactly one JSON object on stdout).
+//!
+//! Exit codes: 0 done (including `no_op`), 1 failure (one line on stderr),
+//! 2 usage error, 3 refused by the engine (`effect: rejected`).
+
+use std::io::{self, IsTerminal, Read};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, Result, bail};
+use clap::{Args, Parser, Subcommand};
+use hmg_cli::api::{self, Effect};
+use hmg_cli::{Runtime, Session, default_cache_dir, locate};
+use serde::Serialize;
+
+const REFUSED: u8 = 3;
+
+#[derive(Parser)]
+#[command(name = "hmg", version, about = "HMG — local-first long-term memory for AI agents")]
+struct Cli {
+    #[command(flatten)]
+    global: Global,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Args)]
+struct Global {
+    /// Store directory [default: $HMG_STORE, else ~/.local/share/hmg/store]
+    #[arg(long, global = true, value_name = "DIR")]
+    store: Option<PathBuf>,
+    /// Print exactly one JSON object (snake_case fields) instead of text.
+    #[arg(long, global = true)]
+    json: bool,
+    /// Tenant (default: $HMG_TENANT, the store's config.json, the login name).
+    #[arg(long, global = true)]
+    tenant: Option<String>,
+    /// Workspace (default: the git remote's owner).
+    #[arg(long, global = true)]
+    workspace: Option<String>,
+    /// Repository (default: the git repository's name).
+    #[arg(long, global = true)]
+    repository: Option<String>,
+    /// Branch (default: the current git branch).
+    #[arg(long, global = true)]
+    branch: Option<String>,
+    /// Session: memories written with it are seen only inside it.
+    #[arg(long, global = true, env = "HMG_SESSION")]
+    session: Option<String>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Remember one self-contained statement ("-" reads stdin).
+    Memorize {
+        content: Vec<String>,
+        /// user, agent (default) or any label.
+        #[arg(long)]
+        source: Option<String>,
+        #[command(flatten)]
+        level: LevelFlags,
+    },
+    /// Find memories (noun phrases work best; questions work too).
+    Recall {
+        query: Vec<String>,
+        /// Most results to return.
+        #[arg(short = 'n', long, default_value_t = 10)]
+        max_results: u32,
+        /// Also show negated memories.
+        #[arg(long)]
+        include_negated: bool,
+        /// Show each signal's contribution per hit.
+        #[arg(long)]
+        explain: bool,
+        /// Act as a remote caller: personal memories stay hidden.
+        #[arg(long)]
+        remote: bool,
+    },
+    /// Correct what a memory claims.
+    Correct {
+        atom_id: String,
+        #[arg(value_enum)]
+        action: api::CorrectAction,
+        #[arg(long)]
+        reason: String,
+        /// Required for replace.
+        #[arg(long)]
+        new_content: Option<String>,
+    },
+    /// Change whether a memory exists (quarantine/restore/seal/tombstone/derive_lesson).
+    Govern {
+        atom_id: String,
+        #[arg(value_enum)]
+        action: api::GovernAction,
+        #[arg(long)]
+        reason: String,
+        /// Required for derive_lesson.
+        #[arg(long)]
+        lesson_content: Option<String>,
+    },
+    /// Hand the session over: done / why / verification / risks / next ("-" reads stdin).
+    Handoff {
+        summary: Vec<String>,
+        #[arg(long)]
+        source: Option<String>,
+    },
+    /// An atom's chain, corrections and exposure changes.
+    History { atom_id: String },
+    /// Counts and index coverage.
+    Stats {
+        /// The whole store instead of what the current scope sees.
+        #[arg(long)]
+        all: bool,
+    },
+    /// The session-start brief.
+    Brief {
+        /// Size budget in characters.
+        #[arg(long)]
+        budget: Option<u32>,
+    },
+    /// Export as JSON Lines (to stdout, or --output).
+    Export {
+        /// Only what the current scope sees (default: the whole store).
+        #[arg(long)]
+        scoped: bool,
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+    },
+    /// Import JSON Lines written by export ("-" for stdin); idempotent.
+    Import { file: PathBuf },
+    /// Agent hooks.
+    Hook {
+        #[command(subcommand)]
+        hook: Hook,
+    },
+}
+
+#[derive(Args)]
+#[group(multiple = false)]
+struct LevelFlags {
+    /// Bind to the tenant only: a personal memory, seen in every repository.
+    #[arg(long)]
+    personal: bool,
+    /// Bind to tenant + workspace: an organisation memory.
+    #[arg(long)]
+    org: bool,
+}
+
+#[derive(Subcommand)]
+enum Hook {
+    /// Print the brief as Claude Code SessionStart hook JSON (additionalContext).
+    SessionStart,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            let chain: Vec<String> = e.chain().map(|c| c.to_string()).collect();
+            eprintln!("hmg: {}", chain.join(": "));
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn text_arg(words: &[String], what: &str) -> Result<String> {
+    if words.len() == 1 && words[0] == "-" || words.is_empty() && !io::stdin().is_terminal() {
+        let mut text = String::new();
+        io::stdin().read_to_string(&mut text).context("cannot read stdin")?;
+        return Ok(text);
+    }
+    if words.is_empty() {
+        bail!("missing {what} (pass it as arguments, or '-' to read stdin)");
+    }
+    Ok(words.join(" "))
+}
+
+fn open(global: &Global) -> Result<Session> {
+    let store = locate::store_dir(global.store.as_deref());
+    let tenant = global.tenant.clone().unwrap_or_else(|| locate::tenant(&store));
+    let cwd = std::env::current_dir().context("cannot read the working directory")?;
+    let mut scope = locate::infer_scope(&cwd, tenant.clone());
+    for (slot, flag) in [
+        (&mut scope.workspace, &global.workspace),
+        (&mut scope.repository, &global.repository),
+        (&mut scope.branch, &global.branch),
+    ] {
+        if flag.is_some() {
+            slot.clone_from(flag);
+        }
+    }
+    scope.session.clone_from(&global.session);
+    let runtime = Runtime::new(default_cache_dir().as_deref())?;
+    runtime.open(&store, &api::StoreConfig::default(), scope, &tenant).with_context(|| format!("store {}", store.display()))
+}
+
+fn print<T: Serialize>(json: bool, value: &T, human: impl FnOnce(&T) -> String) -> Result<()> {
+    if json {
+        println!("{}", serde_json::to_string(value)?);
+    } else {
+        let text = human(value);
+        if !text.is_empty() {
+            println!("{text}");
+        }
+    }
+    Ok(())
+}
+
+fn exit_for(effect: Effect) -> ExitCode {
+    if effect == Effect::Rejected { ExitCode::from(REFUSED) } else { ExitCode::SUCCESS }
+}
+
+fn effect_line(effect: Effect, id: Option<&str>, reason: Option<&str>) -> String {
+    match (effect, id, reason) {
+        (Effect::Rejected, _, reason) => format!("rejected: {}", reason.unwrap_or("")),
+        (Effect::NoOp, id, reason) => format!("no_op {} ({})", id.unwrap_or(""), reason.unwrap_or("")),
+        (Effect::Applied, id, _) => format!("applied {}", id.unwrap_or("")),
+    }
+}
+
+fn run(cli: Cli) -> Result<ExitCode> {
+    let json = cli.global.json;
+    match cli.command {
+        Command::Memorize { content, source, level } => {
+            let content = text_arg(&content, "content")?;
+            let mut session = open(&cli.global)?;
+            let scope = (level.personal || level.org).then(|| session.scope.truncated(level.org));
+            let r = session.memorize(&api::MemorizeRequest { content, source, scope })?;
+            print(json, &r, |r| effect_line(r.effect, r.atom_id.as_deref(), r.reason.as_deref()))?;
+            Ok(exit_for(r.effect))
+        }
+        Command::Recall { query, max_results, include_negated, explain, remote } => {
+            let query = text_arg(&query, "query")?;
+            let mut session = open(&cli.global)?;
+            let req = api::RecallRequest {
+                query,
+                max_results: Some(max_results),
+                include_negated: Some(include_negated),
+                scope: None,
+                remote: Some(remote),
+                explain: Some(explain),
+            };
+            let r = session.recall(&req)?;
+            print(json, &r, human_recall)?;
+            Ok(if r.reason.is_some() { ExitCode::from(REFUSED) } else { ExitCode::SUCCESS })
+        }
+        Command::Correct { atom_id, action, reason, new_content } => {
+            let mut session = open(&cli.global)?;
+            let r = session.correct(&api::CorrectRequest { target_atom: atom_id, action, reason, new_content, scope: None })?;
+            print(json, &r, |r| match &r.new_atom_id {
+                Some(new) => format!("applied: {} superseded by {new}", r.target_atom),
+                None => effect_line(r.effect, Some(&r.target_atom), r.reason.as_deref()),
+            })?;
+            Ok(exit_for(r.effect))
+        }
+        Command::Govern { atom_id, action, reason, lesson_content } => {
+            let mut session = open(&cli.global)?;
+            let r = session.govern(&api::GovernRequest { target_atom: atom_id, action, reason, lesson_content, scope: None })?;
+            print(json, &r, |r| match &r.lesson_atom_id {
+                Some(lesson) => format!("applied: lesson {lesson} derived from {} (sealed)", r.target_atom),
+                None => effect_line(r.effect, Some(&r.target_atom), r.reason.as_deref()),
+            })?;
+            Ok(exit_for(r.effect))
+        }
+        Command::Handoff { summary, source } => {
+            let summary = text_arg(&summary, "summary")?;
+            let mut session = open(&cli.global)?;
+            let r = session.handoff(&api::HandoffRequest { summary, source, scope: None })?;
+            print(json, &r, |r| effect_line(r.effect, r.atom_id.as_deref(), r.reason.as_deref()))?;
+            Ok(exit_for(r.effect))
+        }
+        Command::History { atom_id } => {
+            let mut session = open(&cli.global)?;
+            let r = session.history(&atom_id)?;
+            print(json, &r, human_history)?;
+            Ok(if r.reason.is_some() { ExitCode::from(REFUSED) } else { ExitCode::SUCCESS })
+        }
+        Command::Stats { all } => {
+            let mut session = open(&cli.global)?;
+            let scope = (!all).then(|| session.scope.clone());
+            let r = session.stats(scope.as_ref())?;
+            print(json, &r, |s| {
+                format!(
+                    "atoms {}  edges {}  snapshot_version {}\nindexes: semantic {}  keyword {}  temporal {}  categorical {}",
+                    s.atoms,
+                    s.edges,
+                    s.snapshot_version,
+                    s.indexes.semantic,
+                    s.indexes.keyword,
+                    s.indexes.temporal,
+                    s.indexes.categorical
+                )
+            })?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Brief { budget } => {
+            let mut session = open(&cli.global)?;
+            let r = session.brief(budget, false)?;
+            print(json, &r, |b| b.text.trim_end().to_owned())?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Export { scoped, output } => {
+            let mut session = open(&cli.global)?;
+            let scope = scoped.then(|| session.scope.clone());
+            let text = session.export(scope.as_ref())?;
+            let lines = text.lines().count();
+            match output {
+                Some(path) => {
+                    write_atomically(&path, text.as_bytes())?;
+                    let summary = serde_json::json!({ "lines": lines, "output": path.display().to_string() });
+                    print(json, &summary, |_| format!("exported {lines} lines to {}", path.display()))?;
+                }
+                None => print!("{text}"),
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Import { file } => {
+            let text = if file.as_os_str() == "-" {
+                let mut text = String::new();
+                io::stdin().read_to_string(&mut text).context("cannot read stdin")?;
+                text
+            } else {
+                std::fs::read_to_string(&file).with_context(|| format!("cannot read {}", file.display()))?
+            };
+            let mut session = open(&cli.global)?;
+            let r = session.import(&text)?;
+            print(json, &r, |r| match &r.reason {
+                Some(reason) => format!("rejected: {reason}"),
+                None => format!(
+                    "imported: {} atoms added, {} already present, {} edges, {} events",
+                    r.atoms_added, r.atoms_skipped, r.edges_added, r.events_added
+                ),
+            })?;
+            Ok(if r.reason.is_some() { ExitCode::from(REFUSED) } else { ExitCode::SUCCESS })
+        }
+        Command::Hook { hook: Hook::SessionStart } => {
+            let mut session = open(&cli.global)?;
+            let brief = session.brief(None, false)?;
+            let out = serde_json::json!({
+                "hookSpecificOutput": { "hookEventName": "SessionStart", "additionalContext": brief.text }
+            });
+            println!("{out}");
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
+    let tmp = path.with_extension("tmp-hmg");
+    std::fs::write(&tmp, bytes).with_context(|| format!("cannot write {}", tmp.display()))?;
+    std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))
+}
+
+fn human_recall(r: &api::RecallResult) -> String {
+    if let Some(reason) = &r.reason {
+        return format!("rejected: {reason}");
+    }
+    if r.atoms.is_empty() {
+        return "no memories found".into();
+    }
+    let mut out = Vec::new();
+    for a in &r.atoms {
+        let negated = if a.negated { " [negated]" } else { "" };
+        out.push(format!(
+            "{:.2}  {}{}\n      {} · {} · {} · {}/{}",
+            a.score,
+            a.content,
+            negated,
+            a.atom_id,
+            a.created_at.get(..10).unwrap_or(&a.created_at),
+            a.source,
+            label(&a.kind),
+            label(&a.epistemic)
+        ));
+        for s in &a.explain {
+            out.push(format!("      {:<12} value {:.3}  contribution {:.3}", s.name, s.value, s.contribution));
+        }
+    }
+    out.join("\n")
+}
+
+/// The JSON name of an enum value (`no_op`, `confirm_actual`…).
+fn label<T: Serialize>(value: &T) -> String {
+    serde_json::to_value(value).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default()
+}
+
+fn human_history(r: &api::HistoryResult) -> String {
+    let Some(current) = &r.current else {
+        return format!("rejected: {}", r.reason.as_deref().unwrap_or("not found"));
+    };
+    let mut out = vec![
+        format!("{}  {}", current.atom_id, current.content),
+        format!(
+            "  {} · {} · {} · {} · source {} · scope {}",
+            label(&current.kind),
+            label(&current.epistemic),
+            label(&current.polarity),
+            label(&current.exposure_state),
+            current.source,
+            current.scope.display()
+        ),
+        format!("  created {}  updated {}{}", current.created_at, current.updated_at, if current.negated { "  [negated]" } else { "" }),
+    ];
+    let rel = &r.relations;
+    for (name, list) in [("supersedes", &rel.supersedes), ("superseded_by", &rel.superseded_by), ("related_lessons", &rel.related_lessons)] {
+        if !list.is_empty() {
+            out.push(format!("  {name}: {}", list.join(", ")));
+        }
+    }
+    for c in &r.corrections {
+        out.push(format!("  correction {} ({}) at {} by {}: {}", label(&c.action), c.change, c.at, c.by, c.reason));
+    }
+    for e in &r.exposure_history {
+        out.push(format!("  exposure {} -> {} at {} by {}: {}", label(&e.from), label(&e.to), e.at, e.by, e.reason));
+    }
+    out.join("\n")
+}

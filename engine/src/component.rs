@@ -1,0 +1,340 @@
+//! The component adapter: the only file that sees wit-bindgen types. It maps
+//! WIT records to the domain and back, and engine errors to the WIT error.
+
+#![allow(unsafe_code)] // generated export glue
+
+use std::cell::RefCell;
+
+use crate::atom::{self, AtomId};
+use crate::memory::{Config, Memory, SystemEnv};
+use crate::ops::{self, Effect};
+use crate::scope::Scope;
+use crate::store::backend::FsBackend;
+use crate::time::Timestamp;
+
+wit_bindgen::generate!({
+    path: "../wit",
+    world: "engine",
+});
+
+use exports::hmg::memory::memory::{Guest, GuestStore, Store as StoreHandle};
+use exports::hmg::memory::types as wit;
+
+struct Component;
+
+impl Guest for Component {
+    type Store = StoreResource;
+}
+
+struct StoreResource {
+    memory: RefCell<Memory<FsBackend>>,
+}
+
+type WitResult<T> = Result<T, wit::Error>;
+
+fn error(e: crate::Error) -> wit::Error {
+    match e {
+        crate::Error::Io(e) => wit::Error::Io(e.to_string()),
+        crate::Error::Corrupt(m) => wit::Error::Corrupt(m),
+        crate::Error::Invalid(m) => wit::Error::Invalid(m),
+    }
+}
+
+fn scope(s: wit::Scope) -> Scope {
+    Scope { tenant_id: s.tenant_id, workspace: s.workspace, repository: s.repository, branch: s.branch, session: s.session }
+}
+
+fn wit_scope(s: &Scope) -> wit::Scope {
+    wit::Scope {
+        tenant_id: s.tenant_id.clone(),
+        workspace: s.workspace.clone(),
+        repository: s.repository.clone(),
+        branch: s.branch.clone(),
+        session: s.session.clone(),
+    }
+}
+
+fn effect(e: Effect) -> wit::Effect {
+    match e {
+        Effect::Applied => wit::Effect::Applied,
+        Effect::NoOp => wit::Effect::NoOp,
+        Effect::Rejected => wit::Effect::Rejected,
+    }
+}
+
+fn id(id: AtomId) -> String {
+    id.to_string()
+}
+
+fn ids(list: &[AtomId]) -> Vec<String> {
+    list.iter().map(|i| i.to_string()).collect()
+}
+
+fn time(t: Timestamp) -> String {
+    t.rfc3339()
+}
+
+fn kind(k: atom::Kind) -> wit::Kind {
+    match k {
+        atom::Kind::Memory => wit::Kind::Memory,
+        atom::Kind::Handoff => wit::Kind::Handoff,
+        atom::Kind::Lesson => wit::Kind::Lesson,
+        atom::Kind::Observation => wit::Kind::Observation,
+    }
+}
+
+fn epistemic(e: atom::Epistemic) -> wit::Epistemic {
+    match e {
+        atom::Epistemic::Possible => wit::Epistemic::Possible,
+        atom::Epistemic::Actual => wit::Epistemic::Actual,
+        atom::Epistemic::Necessary => wit::Epistemic::Necessary,
+    }
+}
+
+fn polarity(p: atom::Polarity) -> wit::Polarity {
+    match p {
+        atom::Polarity::Affirmative => wit::Polarity::Affirmative,
+        atom::Polarity::Negative => wit::Polarity::Negative,
+        atom::Polarity::Conditional => wit::Polarity::Conditional,
+    }
+}
+
+fn exposure(e: atom::Exposure) -> wit::ExposureState {
+    match e {
+        atom::Exposure::Visible => wit::ExposureState::Visible,
+        atom::Exposure::Quarantined => wit::ExposureState::Quarantined,
+        atom::Exposure::Sealed => wit::ExposureState::Sealed,
+        atom::Exposure::Tombstoned => wit::ExposureState::Tombstoned,
+    }
+}
+
+fn correct_action(a: wit::CorrectAction) -> atom::CorrectAction {
+    match a {
+        wit::CorrectAction::Negate => atom::CorrectAction::Negate,
+        wit::CorrectAction::ConfirmActual => atom::CorrectAction::ConfirmActual,
+        wit::CorrectAction::ConfirmNecessary => atom::CorrectAction::ConfirmNecessary,
+        wit::CorrectAction::Demote => atom::CorrectAction::Demote,
+        wit::CorrectAction::Replace => atom::CorrectAction::Replace,
+    }
+}
+
+fn wit_correct_action(a: atom::CorrectAction) -> wit::CorrectAction {
+    match a {
+        atom::CorrectAction::Negate => wit::CorrectAction::Negate,
+        atom::CorrectAction::ConfirmActual => wit::CorrectAction::ConfirmActual,
+        atom::CorrectAction::ConfirmNecessary => wit::CorrectAction::ConfirmNecessary,
+        atom::CorrectAction::Demote => wit::CorrectAction::Demote,
+        atom::CorrectAction::Replace => wit::CorrectAction::Replace,
+    }
+}
+
+fn govern_action(a: wit::GovernAction) -> atom::GovernAction {
+    match a {
+        wit::GovernAction::Quarantine => atom::GovernAction::Quarantine,
+        wit::GovernAction::Restore => atom::GovernAction::Restore,
+        wit::GovernAction::Seal => atom::GovernAction::Seal,
+        wit::GovernAction::Tombstone => atom::GovernAction::Tombstone,
+        wit::GovernAction::DeriveLesson => atom::GovernAction::DeriveLesson,
+    }
+}
+
+fn atom_view(v: ops::AtomView) -> wit::AtomView {
+    wit::AtomView {
+        atom_id: id(v.atom_id),
+        content: v.content,
+        kind: kind(v.kind),
+        source: v.source,
+        scope: wit_scope(&v.scope),
+        epistemic: epistemic(v.epistemic),
+        polarity: polarity(v.polarity),
+        exposure_state: exposure(v.exposure_state),
+        negated: v.negated,
+        superseded_by: v.superseded_by.map(id),
+        created_at: time(v.created_at),
+        updated_at: time(v.updated_at),
+    }
+}
+
+impl StoreResource {
+    fn with<T>(&self, f: impl FnOnce(&mut Memory<FsBackend>) -> crate::Result<T>) -> WitResult<T> {
+        f(&mut self.memory.borrow_mut()).map_err(error)
+    }
+}
+
+impl GuestStore for StoreResource {
+    fn open(dir: String, config: wit::StoreConfig) -> WitResult<StoreHandle> {
+        let defaults = Config::default();
+        let config = Config {
+            max_content_bytes: config.max_content_bytes.map_or(defaults.max_content_bytes, |b| b as usize),
+            compact_log_bytes: config.compact_log_bytes.unwrap_or(defaults.compact_log_bytes),
+            brief_budget_chars: config.brief_budget_chars.map_or(defaults.brief_budget_chars, |b| b as usize),
+        };
+        let backend = FsBackend::new(&dir).map_err(|e| wit::Error::Io(format!("{dir}: {e}")))?;
+        let memory = Memory::open(backend, config, Box::new(SystemEnv)).map_err(error)?;
+        Ok(StoreHandle::new(StoreResource { memory: RefCell::new(memory) }))
+    }
+
+    fn memorize(&self, req: wit::MemorizeRequest) -> WitResult<wit::MemorizeResult> {
+        let req = ops::MemorizeRequest { content: req.content, source: req.source, scope: scope(req.scope) };
+        let r = self.with(|m| m.memorize(&req))?;
+        Ok(wit::MemorizeResult {
+            atom_id: r.atom_id.map(id),
+            effect: effect(r.effect),
+            reason: r.reason,
+            deduped_with: r.deduped_with.map(id),
+        })
+    }
+
+    fn recall(&self, req: wit::RecallRequest) -> WitResult<wit::RecallResult> {
+        let req = ops::RecallRequest {
+            query: req.query,
+            max_results: req.max_results,
+            include_negated: req.include_negated.unwrap_or(false),
+            scope: scope(req.scope),
+            remote: req.remote.unwrap_or(false),
+            explain: req.explain.unwrap_or(false),
+        };
+        let r = self.with(|m| m.recall(&req))?;
+        let atoms = r
+            .atoms
+            .into_iter()
+            .map(|a| wit::RecalledAtom {
+                atom_id: id(a.atom_id),
+                content: a.content,
+                score: a.score,
+                created_at: time(a.created_at),
+                source: a.source,
+                kind: kind(a.kind),
+                epistemic: epistemic(a.epistemic),
+                polarity: polarity(a.polarity),
+                negated: a.negated,
+                explain: a
+                    .explain
+                    .into_iter()
+                    .map(|s| wit::Signal { name: s.name.to_owned(), value: s.value, contribution: s.contribution })
+                    .collect(),
+            })
+            .collect();
+        Ok(wit::RecallResult { atoms, reason: r.reason })
+    }
+
+    fn correct(&self, req: wit::CorrectRequest) -> WitResult<wit::CorrectResult> {
+        let req = ops::CorrectRequest {
+            target_atom: req.target_atom,
+            action: correct_action(req.action),
+            reason: req.reason,
+            new_content: req.new_content,
+            scope: scope(req.scope),
+            by: req.by,
+        };
+        let r = self.with(|m| m.correct(&req))?;
+        Ok(wit::CorrectResult {
+            effect: effect(r.effect),
+            target_atom: r.target_atom,
+            new_atom_id: r.new_atom_id.map(id),
+            reason: r.reason,
+        })
+    }
+
+    fn govern(&self, req: wit::GovernRequest) -> WitResult<wit::GovernResult> {
+        let req = ops::GovernRequest {
+            target_atom: req.target_atom,
+            action: govern_action(req.action),
+            reason: req.reason,
+            lesson_content: req.lesson_content,
+            scope: scope(req.scope),
+            by: req.by,
+        };
+        let r = self.with(|m| m.govern(&req))?;
+        Ok(wit::GovernResult {
+            effect: effect(r.effect),
+            target_atom: r.target_atom,
+            lesson_atom_id: r.lesson_atom_id.map(id),
+            reason: r.reason,
+        })
+    }
+
+    fn handoff(&self, req: wit::HandoffRequest) -> WitResult<wit::HandoffResult> {
+        let req = ops::HandoffRequest { summary: req.summary, source: req.source, scope: scope(req.scope) };
+        let r = self.with(|m| m.handoff(&req))?;
+        Ok(wit::HandoffResult { atom_id: r.atom_id.map(id), effect: effect(r.effect), reason: r.reason })
+    }
+
+    fn history(&self, req: wit::HistoryRequest) -> WitResult<wit::HistoryResult> {
+        let req = ops::HistoryRequest { atom_id: req.atom_id, scope: scope(req.scope), remote: req.remote.unwrap_or(false) };
+        let r = self.with(|m| m.history(&req))?;
+        Ok(wit::HistoryResult {
+            current: r.current.map(atom_view),
+            relations: wit::Relations {
+                supersedes: ids(&r.relations.supersedes),
+                superseded_by: ids(&r.relations.superseded_by),
+                related_lessons: ids(&r.relations.related_lessons),
+            },
+            corrections: r
+                .corrections
+                .into_iter()
+                .map(|c| wit::CorrectionRecord {
+                    action: wit_correct_action(c.action),
+                    reason: c.reason,
+                    at: time(c.at),
+                    by: c.by,
+                    new_atom_id: c.new_atom_id.map(id),
+                    change: c.change,
+                })
+                .collect(),
+            exposure_history: r
+                .exposure_history
+                .into_iter()
+                .map(|e| wit::ExposureRecord {
+                    from: exposure(e.from),
+                    to: exposure(e.to),
+                    reason: e.reason,
+                    at: time(e.at),
+                    by: e.by,
+                })
+                .collect(),
+            reason: r.reason,
+        })
+    }
+
+    fn stats(&self, scope_filter: Option<wit::Scope>) -> WitResult<wit::StoreStats> {
+        let filter = scope_filter.map(scope);
+        let s = self.with(|m| m.stats(filter.as_ref()))?;
+        Ok(wit::StoreStats {
+            atoms: s.atoms,
+            edges: s.edges,
+            indexes: wit::IndexCoverage {
+                semantic: s.indexes.semantic,
+                keyword: s.indexes.keyword,
+                temporal: s.indexes.temporal,
+                categorical: s.indexes.categorical,
+            },
+            snapshot_version: s.snapshot_version,
+        })
+    }
+
+    fn brief(&self, req: wit::BriefRequest) -> WitResult<wit::BriefResult> {
+        let req = ops::BriefRequest { scope: scope(req.scope), remote: req.remote.unwrap_or(false), budget_chars: req.budget_chars };
+        let r = self.with(|m| m.brief(&req))?;
+        Ok(wit::BriefResult { text: r.text, atom_ids: ids(&r.atom_ids) })
+    }
+
+    fn export(&self, scope_filter: Option<wit::Scope>) -> WitResult<String> {
+        let filter = scope_filter.map(scope);
+        self.with(|m| m.export(filter.as_ref()))
+    }
+
+    fn import(&self, jsonl: String) -> WitResult<wit::ImportResult> {
+        let r = self.with(|m| m.import(&jsonl))?;
+        Ok(wit::ImportResult {
+            atoms_added: r.atoms_added,
+            atoms_skipped: r.atoms_skipped,
+            edges_added: r.edges_added,
+            events_added: r.events_added,
+            rejected_lines: r.rejected_lines,
+            reason: r.reason,
+        })
+    }
+}
+
+export!(Component);
