@@ -48,7 +48,20 @@ pub fn is_unigram(term: &str) -> bool {
     matches!((chars.next(), chars.next()), (Some(c), None) if is_cjk(c))
 }
 
-/// Full-width ASCII to ASCII, lower case, Traditional to Simplified.
+/// Taiwan and mainland words for the same thing, after Traditional →
+/// Simplified conversion: the first folds to the second (資料庫 → 数据库).
+const REGIONAL: &[(&str, &str)] = &[
+    ("资料库", "数据库"), ("资料", "数据"), ("专案", "项目"), ("软体", "软件"), ("硬体", "硬件"), ("程式码", "代码"),
+    ("程式", "程序"), ("网路", "网络"), ("伺服器", "服务器"), ("记忆体", "内存"), ("预设", "默认"), ("档案", "文件"),
+    ("资讯", "信息"), ("快取", "缓存"), ("连线", "连接"), ("介面", "接口"), ("函式", "函数"), ("物件", "对象"),
+    ("执行绪", "线程"), ("品质", "质量"), ("硬碟", "硬盘"), ("影片", "视频"), ("部落格", "博客"), ("套件", "包"),
+    ("登入", "登录"), ("登出", "退出"), ("帐号", "账号"), ("设定", "设置"), ("变数", "变量"), ("参数", "参数"),
+    ("回传", "返回"), ("资安", "信息安全"), ("云端", "云"), ("运算", "计算"), ("演算法", "算法"), ("位元", "比特"),
+    ("档名", "文件名"), ("列表", "列表"), ("脚本", "脚本"), ("讯息", "消息"), ("储存", "存储"), ("测试", "测试"),
+];
+
+/// Full-width ASCII to ASCII, lower case, Traditional to Simplified, Taiwan
+/// vocabulary to mainland vocabulary.
 pub fn fold(text: &str) -> String {
     let half: String = text
         .chars()
@@ -59,7 +72,13 @@ pub fn fold(text: &str) -> String {
         })
         .flat_map(char::to_lowercase)
         .collect();
-    fast2s::convert(&half)
+    let mut simplified = fast2s::convert(&half);
+    for (taiwan, mainland) in REGIONAL {
+        if taiwan != mainland && simplified.contains(taiwan) {
+            simplified = simplified.replace(taiwan, mainland);
+        }
+    }
+    simplified
 }
 
 pub fn tokens(text: &str) -> Vec<String> {
@@ -119,7 +138,13 @@ mod tests {
     #[test]
     fn traditional_and_simplified_meet() {
         assert_eq!(tokens("資料庫"), tokens("资料库"));
-        assert!(tokens("專案用 PostgreSQL 16 做主資料庫").contains(&"资料".to_owned()));
+        assert!(tokens("專案用 PostgreSQL 16 做主資料庫").contains(&"数据".to_owned()));
+    }
+
+    #[test]
+    fn regional_vocabulary_folds() {
+        assert_eq!(tokens("資料庫選型"), tokens("数据库选型"));
+        assert_eq!(tokens("專案快取"), tokens("项目缓存"));
     }
 
     #[test]
@@ -131,7 +156,7 @@ mod tests {
     #[test]
     fn question_words_do_not_become_terms() {
         let terms = tokens("我們資料庫用的什麼來著？");
-        assert!(terms.contains(&"资料".to_owned()));
+        assert!(terms.contains(&"数据".to_owned()));
         for noise in ["什么", "来着", "我们", "的什"] {
             assert!(!terms.contains(&noise.to_owned()), "{noise} in {terms:?}");
         }

@@ -93,3 +93,40 @@ impl<B: Backend> Memory<B> {
         Ok(BriefResult { text, atom_ids: used })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::HandoffRequest;
+    use super::super::testing::Harness;
+    use super::*;
+
+    #[test]
+    fn sections_in_order_newest_handoff_first() {
+        let mut h = Harness::new();
+        let brief = h.memory.brief(&BriefRequest { scope: h.scope.clone(), remote: false, budget_chars: None }).unwrap();
+        assert!(brief.text.contains("No memories yet"));
+        h.id("專案用 PostgreSQL 17 做主資料庫");
+        h.id("所有 API 必須加認證");
+        h.memorize_in("I prefer dark mode", &Scope::personal("qiankun"));
+        let org = Scope { repository: None, branch: None, ..h.scope.clone() };
+        h.memorize_in("公司使用 React 技術棧", &org);
+        for summary in ["first handoff: fixed login", "second handoff: added tests"] {
+            h.advance_days(1.0);
+            let req = HandoffRequest { summary: summary.into(), source: None, scope: h.scope.clone() };
+            h.memory.handoff(&req).unwrap();
+        }
+        let text = h.memory.brief(&BriefRequest { scope: h.scope.clone(), remote: false, budget_chars: None }).unwrap().text;
+        let at = |needle: &str| text.find(needle).unwrap_or_else(|| panic!("{needle} missing from\n{text}"));
+        assert!(at("second handoff") < at("first handoff"));
+        assert!(at("first handoff") < at("Hard constraints"));
+        assert!(at("必須加認證") < at("Recent decisions"));
+        assert!(at("PostgreSQL 17") < at("Personal profile"));
+        assert!(at("dark mode") < at("Organisation profile"));
+        assert!(at("Organisation profile") < at("React"));
+        let remote = h.memory.brief(&BriefRequest { scope: h.scope.clone(), remote: true, budget_chars: None }).unwrap();
+        assert!(!remote.text.contains("dark mode"));
+        let small = h.memory.brief(&BriefRequest { scope: h.scope.clone(), remote: false, budget_chars: Some(200) }).unwrap();
+        assert!(small.text.chars().count() <= 200, "{}", small.text);
+        assert!(small.text.contains("second handoff"));
+    }
+}

@@ -136,3 +136,23 @@ impl<B: Backend> Memory<B> {
         Ok(result)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::Harness;
+    use super::*;
+
+    #[test]
+    fn unknown_foreign_and_malformed_ids_are_refused() {
+        let mut h = Harness::new();
+        let id = h.id("fact");
+        assert!(h.history(AtomId(42)).reason.unwrap().contains("not found"));
+        let req = HistoryRequest { atom_id: "zzz".into(), scope: h.scope.clone(), remote: false };
+        assert!(h.memory.history(&req).unwrap().reason.unwrap().contains("ULID"));
+        let req = HistoryRequest { atom_id: id.to_string(), scope: Scope::personal("mallory"), remote: false };
+        assert!(h.memory.history(&req).unwrap().current.is_none());
+        let fresh = h.history(id);
+        assert_eq!(fresh.current.unwrap().content, "fact");
+        assert!(fresh.corrections.is_empty() && fresh.exposure_history.is_empty());
+    }
+}

@@ -84,19 +84,35 @@ struct Relevance {
 struct Hints {
     kind: Option<Kind>,
     constraint: bool,
+    /// The hint words found, removed from the text the relevance signals see.
+    words: Vec<&'static str>,
 }
+
+const HANDOFF_WORDS: &[&str] = &["handoffs", "handoff", "hand-off", "交接", "上次做到", "進度", "进度"];
+const LESSON_WORDS: &[&str] = &["lessons", "lesson", "教訓", "教训", "經驗", "经验"];
+const CONSTRAINT_WORDS: &[&str] =
+    &["constraints", "constraint", "rules", "rule", "約束", "约束", "規則", "规则", "硬性要求", "合規", "合规"];
 
 fn hints(query: &str) -> Hints {
     let q = query.to_lowercase();
-    let any = |words: &[&str]| words.iter().any(|w| q.contains(w));
-    let kind = if any(&["handoff", "hand-off", "交接", "上次做到", "進度", "进度"]) {
+    let found = |words: &'static [&'static str]| words.iter().copied().filter(|w| q.contains(w)).collect::<Vec<_>>();
+    let (handoff, lesson, constraint) = (found(HANDOFF_WORDS), found(LESSON_WORDS), found(CONSTRAINT_WORDS));
+    let kind = if !handoff.is_empty() {
         Some(Kind::Handoff)
-    } else if any(&["lesson", "教訓", "教训", "經驗", "经验"]) {
+    } else if !lesson.is_empty() {
         Some(Kind::Lesson)
     } else {
         None
     };
-    Hints { kind, constraint: any(&["constraint", "rule", "must", "約束", "约束", "規則", "规则", "必須", "必须", "合規", "合规"]) }
+    let constraint_hint = !constraint.is_empty();
+    Hints { kind, constraint: constraint_hint, words: [handoff, lesson, constraint].concat() }
+}
+
+/// The query without hint words, unless nothing would be left.
+fn strip_hints(text: &str, hints: &Hints) -> String {
+    let lower = text.to_lowercase();
+    let stripped = hints.words.iter().fold(lower, |t, w| t.replace(w, " "));
+    if tokens(&stripped).is_empty() { text.to_owned() } else { stripped }
 }
 
 fn categorical(atom: &Atom, hints: &Hints) -> f64 {
@@ -124,14 +140,15 @@ impl<B: Backend> Memory<B> {
         }
         let now = self.now();
         let window = temporal::window(&req.query, now);
+        let hints = hints(&req.query);
         let text = window.as_ref().map_or_else(|| req.query.clone(), |w| temporal::strip(&req.query, w));
+        let text = strip_hints(&text, &hints);
         let mut relevance = self.keyword_relevance(&text, req);
         if tokens(&text).is_empty()
             && let Some(w) = &window
         {
             self.window_candidates(w, req, &mut relevance);
         }
-        let hints = hints(&req.query);
         let mut hits: Vec<(Recalled, f64)> = relevance
             .into_iter()
             .filter_map(|(id, rel)| {
@@ -236,5 +253,97 @@ fn fuse(atom: &Atom, rel: Relevance, now: Timestamp, window: Option<&Window>, hi
         } else {
             Vec::new()
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::Harness;
+    use super::*;
+    use crate::atom::CorrectAction;
+
+    #[test]
+    fn traditional_simplified_and_question_forms() {
+        let mut h = Harness::new();
+        let pg = h.id("專案用 PostgreSQL 16 做主資料庫，不用 MongoDB");
+        h.id("前端用 React 18 和 TypeScript");
+        h.id("部署用 ECS，不用 K8s");
+        for query in ["資料庫選型", "数据库选型", "我們資料庫用的什麼來著？", "PostgreSQL", "postgres 資料庫"] {
+            let hits = h.recall(query);
+            assert_eq!(hits.first().map(|r| r.atom_id), Some(pg), "{query}: {hits:?}");
+            assert!(hits[0].score > 0.0 && hits[0].score <= 1.0);
+        }
+    }
+
+    #[test]
+    fn scope_isolation() {
+        let mut h = Harness::new();
+        let mine = h.id("branch memory about Redis");
+        let personal = h.memorize_in("personal: I prefer Redis", &Scope::personal("qiankun")).atom_id.unwrap();
+        let org = Scope { repository: None, branch: None, ..h.scope.clone() };
+        let org_id = h.memorize_in("org: company standard is Redis", &org).atom_id.unwrap();
+        h.memorize_in("sibling branch Redis", &Scope::new("qiankun", "mem0ai", "mem0", "dev"));
+        h.memorize_in("other repo Redis", &Scope::new("qiankun", "mem0ai", "other", "main"));
+        h.memorize_in("other tenant Redis", &Scope::new("mallory", "mem0ai", "mem0", "main"));
+        let mut ids = h.recall_ids("Redis");
+        ids.sort();
+        let mut want = vec![mine, personal, org_id];
+        want.sort();
+        assert_eq!(ids, want);
+        let remote = h.recall_with(RecallRequest { query: "Redis".into(), scope: h.scope.clone(), remote: true, ..Default::default() });
+        assert!(remote.iter().all(|r| r.atom_id != personal));
+        assert_eq!(remote.len(), 2);
+    }
+
+    #[test]
+    fn chain_head_inherits_an_old_match() {
+        let mut h = Harness::new();
+        let old = h.id("主資料庫是 PostgreSQL 16");
+        let new = h.correct(old, CorrectAction::Replace, Some("主資料庫升級完成，現在是 17 版")).new_atom_id.unwrap();
+        let hits = h.recall_with(RecallRequest { query: "PostgreSQL".into(), scope: h.scope.clone(), explain: true, ..Default::default() });
+        assert_eq!(hits.iter().map(|r| r.atom_id).collect::<Vec<_>>(), vec![new]);
+        let chain = hits[0].explain.iter().find(|s| s.name == "chain").unwrap();
+        assert!(chain.contribution > 0.0);
+        let total: f64 = hits[0].explain.iter().map(|s| s.contribution).sum();
+        assert!((total - hits[0].score).abs() < 1e-9);
+    }
+
+    #[test]
+    fn time_words_prefer_the_window() {
+        let mut h = Harness::new();
+        let old = h.id("決定用 Kafka 做事件匯流排");
+        h.advance_days(10.0);
+        let recent = h.id("決定用 NATS 做內部通知");
+        h.advance_days(1.0);
+        let hits = h.recall_ids("昨天的決定");
+        assert_eq!(hits.first(), Some(&recent));
+        let hits = h.recall_ids("yesterday");
+        assert_eq!(hits, vec![recent, old]);
+        // Without time words, recency only breaks near-ties.
+        assert_eq!(h.recall_ids("Kafka").first(), Some(&old));
+    }
+
+    #[test]
+    fn categorical_hints_and_limits() {
+        let mut h = Harness::new();
+        for i in 0..30 {
+            h.id(&format!("cache note number {i}"));
+        }
+        assert_eq!(h.recall_ids("cache note").len(), 10);
+        let req = RecallRequest { query: "cache note".into(), max_results: Some(25), scope: h.scope.clone(), ..Default::default() };
+        assert_eq!(h.recall_with(req).len(), 25);
+        let rule = h.id("All cache keys must carry a tenant prefix");
+        assert_eq!(h.recall_ids("cache constraint").first(), Some(&rule));
+    }
+
+    #[test]
+    fn bad_queries_are_refused() {
+        let mut h = Harness::new();
+        for query in ["", "   ", &"q".repeat(5000)] {
+            let r = h.memory.recall(&RecallRequest { query: query.into(), scope: h.scope.clone(), ..Default::default() }).unwrap();
+            assert!(r.reason.is_some() && r.atoms.is_empty());
+        }
+        let r = h.memory.recall(&RecallRequest { query: "x".into(), scope: Scope::personal(" "), ..Default::default() }).unwrap();
+        assert!(r.reason.unwrap().contains("tenant"));
     }
 }

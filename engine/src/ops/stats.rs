@@ -43,3 +43,26 @@ impl<B: Backend> Memory<B> {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::Harness;
+    use super::*;
+    use crate::atom::{CorrectAction, GovernAction};
+
+    #[test]
+    fn counts_and_versions() {
+        let mut h = Harness::new();
+        let a = h.id("one fact");
+        h.id("two fact");
+        h.correct(a, CorrectAction::Replace, Some("one fact, revised"));
+        h.memorize("two fact"); // no_op: no version bump
+        let b = h.id("three");
+        h.govern(b, GovernAction::Seal, None);
+        let s = h.memory.stats(None).unwrap();
+        assert_eq!((s.atoms, s.edges, s.snapshot_version), (4, 1, 5));
+        assert_eq!((s.indexes.keyword, s.indexes.temporal, s.indexes.semantic), (3, 3, 0));
+        let elsewhere = h.memory.stats(Some(&Scope::personal("mallory"))).unwrap();
+        assert_eq!(elsewhere.atoms, 0);
+    }
+}

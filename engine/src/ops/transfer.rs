@@ -301,3 +301,65 @@ impl<B: Backend> Memory<B> {
         Ok(mutations)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::Harness;
+    use super::*;
+    use crate::atom::GovernAction;
+
+    fn populated() -> Harness {
+        let mut h = Harness::new();
+        let old = h.id("專案用 PostgreSQL 16 做主資料庫");
+        h.correct(old, CorrectAction::Replace, Some("專案用 PostgreSQL 17 做主資料庫"));
+        let secret = h.id("資料庫密碼是 pg_admin_123");
+        h.govern(secret, GovernAction::DeriveLesson, Some("不要在記憶中儲存密碼"));
+        let q = h.id("quarantined thought");
+        h.govern(q, GovernAction::Quarantine, None);
+        h.memorize_in("other tenant note", &Scope::personal("mallory"));
+        h
+    }
+
+    #[test]
+    fn round_trip_is_lossless_and_idempotent() {
+        let mut h = populated();
+        let dump = h.memory.export(None).unwrap();
+        assert!(!dump.contains("pg_admin_123"));
+        let mut fresh = Harness::new();
+        let first = fresh.memory.import(&dump).unwrap();
+        assert_eq!(first.reason, None);
+        assert_eq!(first.atoms_added, 6);
+        assert_eq!(fresh.memory.state().atoms, h.memory.state().atoms);
+        assert_eq!(fresh.memory.state().edges, h.memory.state().edges);
+        assert_eq!(fresh.memory.state().events, h.memory.state().events);
+        let version = fresh.memory.state().version;
+        let again = fresh.memory.import(&dump).unwrap();
+        assert_eq!((again.atoms_added, again.atoms_skipped, again.edges_added, again.events_added), (0, 6, 0, 0));
+        assert_eq!(fresh.memory.state().version, version);
+        assert_eq!(fresh.memory.export(None).unwrap().lines().skip(1).collect::<Vec<_>>(), dump.lines().skip(1).collect::<Vec<_>>());
+        assert_eq!(fresh.recall_ids("PostgreSQL").len(), 1);
+    }
+
+    #[test]
+    fn scoped_export_stays_in_scope() {
+        let mut h = populated();
+        let scope = h.scope.clone();
+        let dump = h.memory.export(Some(&scope)).unwrap();
+        assert!(!dump.contains("mallory"));
+        assert!(dump.contains("PostgreSQL 17"));
+    }
+
+    #[test]
+    fn malformed_imports_change_nothing() {
+        let mut h = populated();
+        let mut dump = h.memory.export(None).unwrap();
+        dump.push_str("{\"type\":\"atom\",\"atom_id\":\"nope\"}\nnot json\n");
+        let mut fresh = Harness::new();
+        let r = fresh.memory.import(&dump).unwrap();
+        assert_eq!(r.rejected_lines, 2);
+        assert!(r.reason.unwrap().starts_with("nothing imported"));
+        assert_eq!(fresh.memory.state().version, 0);
+        let secret_line = "{\"type\":\"atom\",\"atom_id\":\"01M8NN1ZBGCATK0BFF5SHXS18G\",\"content\":\"password=x\",\"kind\":\"memory\",\"source\":\"user\",\"scope\":{\"tenant_id\":\"t\"},\"epistemic\":\"actual\",\"polarity\":\"affirmative\",\"exposure_state\":\"visible\",\"negated\":false,\"superseded_by\":null,\"created_at\":\"2026-01-01T00:00:00Z\",\"updated_at\":\"2026-01-01T00:00:00Z\"}";
+        assert!(fresh.memory.import(secret_line).unwrap().reason.unwrap().contains("secret"));
+    }
+}
