@@ -1,1 +1,59 @@
-//! End-to-end tests live in tests/*.rs.
+//! Shared helpers for the end-to-end tests in `tests/`: a runtime over the
+//! embedded component, stores in temporary directories, the built `hmg`
+//! binary, and a byte scan of a store directory.
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use hmg_cli::api::{Scope, StoreConfig};
+use hmg_cli::{Runtime, Session};
+
+/// One runtime per test process (compiled code comes from the cache).
+pub fn runtime() -> &'static Runtime {
+    static RUNTIME: OnceLock<Runtime> = OnceLock::new();
+    RUNTIME.get_or_init(|| Runtime::new(hmg_cli::default_cache_dir().as_deref()).expect("engine component loads"))
+}
+
+pub fn scope() -> Scope {
+    Scope {
+        tenant_id: "qiankun".into(),
+        workspace: Some("mem0ai".into()),
+        repository: Some("mem0".into()),
+        branch: Some("main".into()),
+        session: None,
+    }
+}
+
+pub fn open(dir: &Path) -> Session {
+    open_with(dir, &StoreConfig::default())
+}
+
+pub fn open_with(dir: &Path, config: &StoreConfig) -> Session {
+    runtime().open(dir, config, scope(), "tester").expect("store opens")
+}
+
+/// The `hmg` binary next to this test executable (built by the test command).
+pub fn hmg_binary() -> PathBuf {
+    let exe = std::env::current_exe().expect("test executable path");
+    let dir = exe.parent().and_then(Path::parent).expect("target profile dir");
+    let bin = dir.join(format!("hmg{}", std::env::consts::EXE_SUFFIX));
+    assert!(bin.exists(), "{} is missing: build the workspace first (./test.sh does)", bin.display());
+    bin
+}
+
+/// Files under `dir` whose bytes contain `needle`.
+pub fn files_containing(dir: &Path, needle: &str) -> Vec<PathBuf> {
+    let mut hits = Vec::new();
+    let mut stack = vec![dir.to_owned()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).expect("read store dir") {
+            let path = entry.expect("dir entry").path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if std::fs::read(&path).expect("read file").windows(needle.len()).any(|w| w == needle.as_bytes()) {
+                hits.push(path);
+            }
+        }
+    }
+    hits
+}
