@@ -12,17 +12,32 @@ fn main() {
     println!("cargo:rerun-if-env-changed=HMG_ENGINE_WASM");
     let out = PathBuf::from(env::var("OUT_DIR").expect("OUT_DIR"));
     // OUT_DIR = <target>/<profile>/build/<pkg>/out
-    let target = out.ancestors().nth(4).map(PathBuf::from).unwrap_or_default();
+    let target = out
+        .ancestors()
+        .nth(4)
+        .map(PathBuf::from)
+        .unwrap_or_default();
     let wasm = env::var_os("HMG_ENGINE_WASM")
         .map(PathBuf::from)
-        .unwrap_or_else(|| target.join("wasm32-wasip2").join("release").join("engine.wasm"));
+        .unwrap_or_else(|| {
+            target
+                .join("wasm32-wasip2")
+                .join("release")
+                .join("engine.wasm")
+        });
     println!("cargo:rerun-if-changed={}", wasm.display());
     let bytes = fs::read(&wasm).unwrap_or_default();
     if bytes.is_empty() {
-        println!("cargo:warning=engine component not found at {}; build it first (./setup.sh does)", wasm.display());
+        println!(
+            "cargo:warning=engine component not found at {}; build it first (./setup.sh does)",
+            wasm.display()
+        );
     }
     let mut hasher = DefaultHasher::new();
     hasher.write(&bytes);
-    println!("cargo:rustc-env=HMG_COMPONENT_HASH={:016x}", hasher.finish());
+    println!(
+        "cargo:rustc-env=HMG_COMPONENT_HASH={:016x}",
+        hasher.finish()
+    );
     fs::write(out.join("engine.wasm"), &bytes).expect("write embedded component");
 }

@@ -25,7 +25,12 @@ impl FromStr for AtomId {
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         ulid::Ulid::from_string(s.trim())
             .map(|u| AtomId(u.0))
-            .map_err(|_| format!("'{}' is not an atom id (a 26-character ULID)", truncate(s, 40)))
+            .map_err(|_| {
+                format!(
+                    "'{}' is not an atom id (a 26-character ULID)",
+                    truncate(s, 40)
+                )
+            })
     }
 }
 
@@ -117,7 +122,8 @@ impl Exposure {
 
     /// What history and export show instead of destroyed content.
     pub fn placeholder(self) -> Option<String> {
-        self.destroyed().then(|| format!("[governed payload hidden: {self}]"))
+        self.destroyed()
+            .then(|| format!("[governed payload hidden: {self}]"))
     }
 }
 
@@ -179,7 +185,9 @@ impl Atom {
 
     /// The content as any interface may show it.
     pub fn shown_content(&self) -> String {
-        self.exposure.placeholder().unwrap_or_else(|| self.content.clone())
+        self.exposure
+            .placeholder()
+            .unwrap_or_else(|| self.content.clone())
     }
 }
 
@@ -220,7 +228,10 @@ pub enum Change {
         /// For replace: the new atom.
         new_atom: Option<AtomId>,
     },
-    Exposure { from: Exposure, to: Exposure },
+    Exposure {
+        from: Exposure,
+        to: Exposure,
+    },
 }
 
 #[cfg(test)]
@@ -241,8 +252,16 @@ mod tests {
         for action in CorrectAction::ALL {
             assert_eq!(action.as_str().parse::<CorrectAction>(), Ok(*action));
         }
-        assert!("undo".parse::<GovernAction>().unwrap_err().contains("derive_lesson"));
-        assert_eq!(Exposure::Sealed.placeholder().unwrap(), "[governed payload hidden: sealed]");
+        assert!(
+            "undo"
+                .parse::<GovernAction>()
+                .unwrap_err()
+                .contains("derive_lesson")
+        );
+        assert_eq!(
+            Exposure::Sealed.placeholder().unwrap(),
+            "[governed payload hidden: sealed]"
+        );
         assert_eq!(Exposure::Quarantined.placeholder(), None);
     }
 }

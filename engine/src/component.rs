@@ -41,7 +41,13 @@ fn error(e: crate::Error) -> wit::Error {
 }
 
 fn scope(s: wit::Scope) -> Scope {
-    Scope { tenant_id: s.tenant_id, workspace: s.workspace, repository: s.repository, branch: s.branch, session: s.session }
+    Scope {
+        tenant_id: s.tenant_id,
+        workspace: s.workspace,
+        repository: s.repository,
+        branch: s.branch,
+        session: s.session,
+    }
 }
 
 fn wit_scope(s: &Scope) -> wit::Scope {
@@ -165,17 +171,29 @@ impl GuestStore for StoreResource {
     fn open(dir: String, config: wit::StoreConfig) -> WitResult<StoreHandle> {
         let defaults = Config::default();
         let config = Config {
-            max_content_bytes: config.max_content_bytes.map_or(defaults.max_content_bytes, |b| b as usize),
-            compact_log_bytes: config.compact_log_bytes.unwrap_or(defaults.compact_log_bytes),
-            brief_budget_chars: config.brief_budget_chars.map_or(defaults.brief_budget_chars, |b| b as usize),
+            max_content_bytes: config
+                .max_content_bytes
+                .map_or(defaults.max_content_bytes, |b| b as usize),
+            compact_log_bytes: config
+                .compact_log_bytes
+                .unwrap_or(defaults.compact_log_bytes),
+            brief_budget_chars: config
+                .brief_budget_chars
+                .map_or(defaults.brief_budget_chars, |b| b as usize),
         };
         let backend = FsBackend::new(&dir).map_err(|e| wit::Error::Io(format!("{dir}: {e}")))?;
         let memory = Memory::open(backend, config, Box::new(SystemEnv)).map_err(error)?;
-        Ok(StoreHandle::new(StoreResource { memory: RefCell::new(memory) }))
+        Ok(StoreHandle::new(StoreResource {
+            memory: RefCell::new(memory),
+        }))
     }
 
     fn memorize(&self, req: wit::MemorizeRequest) -> WitResult<wit::MemorizeResult> {
-        let req = ops::MemorizeRequest { content: req.content, source: req.source, scope: scope(req.scope) };
+        let req = ops::MemorizeRequest {
+            content: req.content,
+            source: req.source,
+            scope: scope(req.scope),
+        };
         let r = self.with(|m| m.memorize(&req))?;
         Ok(wit::MemorizeResult {
             atom_id: r.atom_id.map(id),
@@ -211,11 +229,18 @@ impl GuestStore for StoreResource {
                 explain: a
                     .explain
                     .into_iter()
-                    .map(|s| wit::Signal { name: s.name.to_owned(), value: s.value, contribution: s.contribution })
+                    .map(|s| wit::Signal {
+                        name: s.name.to_owned(),
+                        value: s.value,
+                        contribution: s.contribution,
+                    })
                     .collect(),
             })
             .collect();
-        Ok(wit::RecallResult { atoms, reason: r.reason })
+        Ok(wit::RecallResult {
+            atoms,
+            reason: r.reason,
+        })
     }
 
     fn correct(&self, req: wit::CorrectRequest) -> WitResult<wit::CorrectResult> {
@@ -255,13 +280,25 @@ impl GuestStore for StoreResource {
     }
 
     fn handoff(&self, req: wit::HandoffRequest) -> WitResult<wit::HandoffResult> {
-        let req = ops::HandoffRequest { summary: req.summary, source: req.source, scope: scope(req.scope) };
+        let req = ops::HandoffRequest {
+            summary: req.summary,
+            source: req.source,
+            scope: scope(req.scope),
+        };
         let r = self.with(|m| m.handoff(&req))?;
-        Ok(wit::HandoffResult { atom_id: r.atom_id.map(id), effect: effect(r.effect), reason: r.reason })
+        Ok(wit::HandoffResult {
+            atom_id: r.atom_id.map(id),
+            effect: effect(r.effect),
+            reason: r.reason,
+        })
     }
 
     fn history(&self, req: wit::HistoryRequest) -> WitResult<wit::HistoryResult> {
-        let req = ops::HistoryRequest { atom_id: req.atom_id, scope: scope(req.scope), remote: req.remote.unwrap_or(false) };
+        let req = ops::HistoryRequest {
+            atom_id: req.atom_id,
+            scope: scope(req.scope),
+            remote: req.remote.unwrap_or(false),
+        };
         let r = self.with(|m| m.history(&req))?;
         Ok(wit::HistoryResult {
             current: r.current.map(atom_view),
@@ -314,9 +351,16 @@ impl GuestStore for StoreResource {
     }
 
     fn brief(&self, req: wit::BriefRequest) -> WitResult<wit::BriefResult> {
-        let req = ops::BriefRequest { scope: scope(req.scope), remote: req.remote.unwrap_or(false), budget_chars: req.budget_chars };
+        let req = ops::BriefRequest {
+            scope: scope(req.scope),
+            remote: req.remote.unwrap_or(false),
+            budget_chars: req.budget_chars,
+        };
         let r = self.with(|m| m.brief(&req))?;
-        Ok(wit::BriefResult { text: r.text, atom_ids: ids(&r.atom_ids) })
+        Ok(wit::BriefResult {
+            text: r.text,
+            atom_ids: ids(&r.atom_ids),
+        })
     }
 
     fn export(&self, scope_filter: Option<wit::Scope>) -> WitResult<String> {

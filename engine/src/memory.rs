@@ -26,7 +26,9 @@ pub struct SystemEnv;
 
 impl Env for SystemEnv {
     fn now(&mut self) -> Timestamp {
-        let since = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+        let since = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
         Timestamp(since.as_millis() as i64)
     }
 
@@ -66,7 +68,11 @@ pub struct Config {
 
 impl Default for Config {
     fn default() -> Config {
-        Config { max_content_bytes: 8192, compact_log_bytes: 4 << 20, brief_budget_chars: 4000 }
+        Config {
+            max_content_bytes: 8192,
+            compact_log_bytes: 4 << 20,
+            brief_budget_chars: 4000,
+        }
     }
 }
 
@@ -87,7 +93,16 @@ impl<B: Backend> Memory<B> {
     pub fn open(backend: B, config: Config, env: Box<dyn Env + Send>) -> Result<Memory<B>> {
         let (store, state, recovery) = Store::open(backend, config.compact_log_bytes)?;
         let indexes = Indexes::build(&state);
-        Ok(Memory { store, state, indexes, config, env, last_id: 0, stale: false, recovery })
+        Ok(Memory {
+            store,
+            state,
+            indexes,
+            config,
+            env,
+            last_id: 0,
+            stale: false,
+            recovery,
+        })
     }
 
     /// What opening repaired (a torn tail cut, stale files removed).
@@ -146,8 +161,11 @@ impl<B: Backend> Memory<B> {
     pub(crate) fn write(&mut self, mutations: Vec<Mutation>, erasing: bool) -> Result<()> {
         let txn: Txn = self.state.txn(mutations);
         let touched: Vec<AtomId> = txn.touched().collect();
-        let result =
-            if erasing { self.store.commit_erasing(&mut self.state, txn) } else { self.store.commit(&mut self.state, txn) };
+        let result = if erasing {
+            self.store.commit_erasing(&mut self.state, txn)
+        } else {
+            self.store.commit(&mut self.state, txn)
+        };
         if result.is_err() {
             self.stale = true;
             return result;

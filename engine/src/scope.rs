@@ -39,12 +39,19 @@ impl Scope {
     }
 
     pub fn personal(tenant: &str) -> Scope {
-        Scope { tenant_id: tenant.to_owned(), ..Scope::default() }
+        Scope {
+            tenant_id: tenant.to_owned(),
+            ..Scope::default()
+        }
     }
 
     /// The path components below the tenant, in order.
     fn path(&self) -> [Option<&str>; 3] {
-        [self.workspace.as_deref(), self.repository.as_deref(), self.branch.as_deref()]
+        [
+            self.workspace.as_deref(),
+            self.repository.as_deref(),
+            self.branch.as_deref(),
+        ]
     }
 
     pub fn level(&self) -> Level {
@@ -67,15 +74,25 @@ impl Scope {
             match part {
                 None => ended = true,
                 Some(_) if ended => {
-                    return Some(format!("scope.{name} is set but a component before it is missing"));
+                    return Some(format!(
+                        "scope.{name} is set but a component before it is missing"
+                    ));
                 }
                 Some(p) if p.trim().is_empty() => return Some(format!("scope.{name} is empty")),
                 Some(_) => {}
             }
         }
-        let all = [Some(self.tenant_id.as_str()), self.path()[0], self.path()[1], self.path()[2], self.session.as_deref()];
+        let all = [
+            Some(self.tenant_id.as_str()),
+            self.path()[0],
+            self.path()[1],
+            self.path()[2],
+            self.session.as_deref(),
+        ];
         if all.iter().flatten().any(|p| p.len() > MAX_COMPONENT_BYTES) {
-            return Some(format!("a scope component is longer than {MAX_COMPONENT_BYTES} bytes"));
+            return Some(format!(
+                "a scope component is longer than {MAX_COMPONENT_BYTES} bytes"
+            ));
         }
         if self.session.as_deref().is_some_and(|s| s.trim().is_empty()) {
             return Some("scope.session is empty".into());
@@ -93,11 +110,19 @@ impl Scope {
         if remote && self.level() == Level::Personal {
             return false;
         }
-        let prefix = self.path().iter().zip(viewer.path()).all(|(mine, theirs)| match mine {
-            None => true,
-            Some(m) => theirs == Some(*m),
-        });
-        prefix && self.session.as_ref().is_none_or(|s| viewer.session.as_ref() == Some(s))
+        let prefix = self
+            .path()
+            .iter()
+            .zip(viewer.path())
+            .all(|(mine, theirs)| match mine {
+                None => true,
+                Some(m) => theirs == Some(*m),
+            });
+        prefix
+            && self
+                .session
+                .as_ref()
+                .is_none_or(|s| viewer.session.as_ref() == Some(s))
     }
 
     /// `tenant/workspace/repository/branch[#session]`, for humans.
@@ -126,8 +151,15 @@ mod tests {
     #[test]
     fn ancestors_are_visible_siblings_are_not() {
         let viewer = branch();
-        let org = Scope { repository: None, branch: None, ..branch() };
-        let repo = Scope { branch: None, ..branch() };
+        let org = Scope {
+            repository: None,
+            branch: None,
+            ..branch()
+        };
+        let repo = Scope {
+            branch: None,
+            ..branch()
+        };
         assert!(Scope::personal("qiankun").visible_from(&viewer, false));
         assert!(org.visible_from(&viewer, false));
         assert!(repo.visible_from(&viewer, false));
@@ -143,16 +175,29 @@ mod tests {
     fn remote_callers_never_see_personal_memories() {
         let viewer = branch();
         assert!(!Scope::personal("qiankun").visible_from(&viewer, true));
-        assert!(Scope { repository: None, branch: None, ..branch() }.visible_from(&viewer, true));
+        assert!(
+            Scope {
+                repository: None,
+                branch: None,
+                ..branch()
+            }
+            .visible_from(&viewer, true)
+        );
     }
 
     #[test]
     fn sessions_are_private_to_themselves() {
-        let in_session = Scope { session: Some("s1".into()), ..branch() };
+        let in_session = Scope {
+            session: Some("s1".into()),
+            ..branch()
+        };
         assert!(in_session.visible_from(&in_session, false));
         assert!(!in_session.visible_from(&branch(), false));
         assert!(branch().visible_from(&in_session, false));
-        let other = Scope { session: Some("s2".into()), ..branch() };
+        let other = Scope {
+            session: Some("s2".into()),
+            ..branch()
+        };
         assert!(!in_session.visible_from(&other, false));
     }
 
@@ -160,9 +205,15 @@ mod tests {
     fn gaps_and_blanks_are_problems() {
         assert!(branch().problem().is_none());
         assert!(Scope::personal("").problem().is_some());
-        let gap = Scope { repository: None, ..branch() };
+        let gap = Scope {
+            repository: None,
+            ..branch()
+        };
         assert!(gap.problem().unwrap().contains("branch"));
-        let blank = Scope { workspace: Some(" ".into()), ..branch() };
+        let blank = Scope {
+            workspace: Some(" ".into()),
+            ..branch()
+        };
         assert!(blank.problem().is_some());
     }
 }

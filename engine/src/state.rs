@@ -33,13 +33,22 @@ pub enum Mutation {
     AddEdge(Edge),
     Record(Event),
     /// Replaces the `reason` of every earlier event of an atom (tombstone).
-    ScrubEvents { atom: AtomId, placeholder: String },
+    ScrubEvents {
+        atom: AtomId,
+        placeholder: String,
+    },
 }
 
 impl Txn {
     /// Atoms this transaction puts.
     pub fn touched(&self) -> impl Iterator<Item = AtomId> + '_ {
-        self.mutations.iter().filter_map(|m| if let Mutation::PutAtom(a) = m { Some(a.id) } else { None })
+        self.mutations.iter().filter_map(|m| {
+            if let Mutation::PutAtom(a) = m {
+                Some(a.id)
+            } else {
+                None
+            }
+        })
     }
 }
 
@@ -50,7 +59,10 @@ impl State {
 
     /// A transaction for the next version.
     pub fn txn(&self, mutations: Vec<Mutation>) -> Txn {
-        Txn { version: self.version + 1, mutations }
+        Txn {
+            version: self.version + 1,
+            mutations,
+        }
     }
 
     pub fn apply(&mut self, txn: Txn) -> Result<()> {

@@ -5,7 +5,9 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use serde::{Deserialize, Serialize};
 
 /// Milliseconds since 1970-01-01T00:00:00Z.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
 pub struct Timestamp(pub i64);
 
 pub const MS_PER_DAY: i64 = 86_400_000;
@@ -18,7 +20,9 @@ impl Timestamp {
     }
 
     pub fn parse_rfc3339(text: &str) -> Option<Timestamp> {
-        DateTime::parse_from_rfc3339(text).ok().map(|t| Timestamp(t.timestamp_millis()))
+        DateTime::parse_from_rfc3339(text)
+            .ok()
+            .map(|t| Timestamp(t.timestamp_millis()))
     }
 
     pub fn days_since(self, earlier: Timestamp) -> f64 {

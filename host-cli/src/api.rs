@@ -29,14 +29,21 @@ impl Scope {
     pub fn truncated(&self, keep_workspace: bool) -> Scope {
         Scope {
             tenant_id: self.tenant_id.clone(),
-            workspace: if keep_workspace { self.workspace.clone() } else { None },
+            workspace: if keep_workspace {
+                self.workspace.clone()
+            } else {
+                None
+            },
             ..Scope::default()
         }
     }
 
     pub fn display(&self) -> String {
         let mut out = self.tenant_id.clone();
-        for part in [&self.workspace, &self.repository, &self.branch].into_iter().flatten() {
+        for part in [&self.workspace, &self.repository, &self.branch]
+            .into_iter()
+            .flatten()
+        {
             out.push('/');
             out.push_str(part);
         }
@@ -90,7 +97,9 @@ pub enum ExposureState {
     Tombstoned,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema, clap::ValueEnum)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema, clap::ValueEnum,
+)]
 #[serde(rename_all = "snake_case")]
 #[value(rename_all = "snake_case")]
 pub enum CorrectAction {
@@ -106,7 +115,9 @@ pub enum CorrectAction {
     Replace,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema, clap::ValueEnum)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema, clap::ValueEnum,
+)]
 #[serde(rename_all = "snake_case")]
 #[value(rename_all = "snake_case")]
 pub enum GovernAction {

@@ -8,8 +8,8 @@ wasmtime::component::bindgen!({
     world: "engine",
 });
 
-pub use exports::hmg::memory::types as wit;
 pub use Engine as Bindings;
+pub use exports::hmg::memory::types as wit;
 
 pub fn scope(s: &api::Scope) -> wit::Scope {
     wit::Scope {
@@ -22,7 +22,13 @@ pub fn scope(s: &api::Scope) -> wit::Scope {
 }
 
 fn api_scope(s: wit::Scope) -> api::Scope {
-    api::Scope { tenant_id: s.tenant_id, workspace: s.workspace, repository: s.repository, branch: s.branch, session: s.session }
+    api::Scope {
+        tenant_id: s.tenant_id,
+        workspace: s.workspace,
+        repository: s.repository,
+        branch: s.branch,
+        session: s.session,
+    }
 }
 
 pub fn config(c: &api::StoreConfig) -> wit::StoreConfig {
@@ -106,7 +112,12 @@ pub fn govern_action(a: api::GovernAction) -> wit::GovernAction {
 }
 
 pub fn memorize_result(r: wit::MemorizeResult) -> api::MemorizeResult {
-    api::MemorizeResult { atom_id: r.atom_id, effect: effect(r.effect), reason: r.reason, deduped_with: r.deduped_with }
+    api::MemorizeResult {
+        atom_id: r.atom_id,
+        effect: effect(r.effect),
+        reason: r.reason,
+        deduped_with: r.deduped_with,
+    }
 }
 
 pub fn recall_result(r: wit::RecallResult) -> api::RecallResult {
@@ -126,15 +137,27 @@ pub fn recall_result(r: wit::RecallResult) -> api::RecallResult {
             explain: a
                 .explain
                 .into_iter()
-                .map(|s| api::Signal { name: s.name, value: s.value, contribution: s.contribution })
+                .map(|s| api::Signal {
+                    name: s.name,
+                    value: s.value,
+                    contribution: s.contribution,
+                })
                 .collect(),
         })
         .collect();
-    api::RecallResult { atoms, reason: r.reason }
+    api::RecallResult {
+        atoms,
+        reason: r.reason,
+    }
 }
 
 pub fn correct_result(r: wit::CorrectResult) -> api::CorrectResult {
-    api::CorrectResult { effect: effect(r.effect), target_atom: r.target_atom, new_atom_id: r.new_atom_id, reason: r.reason }
+    api::CorrectResult {
+        effect: effect(r.effect),
+        target_atom: r.target_atom,
+        new_atom_id: r.new_atom_id,
+        reason: r.reason,
+    }
 }
 
 pub fn govern_result(r: wit::GovernResult) -> api::GovernResult {
@@ -147,7 +170,11 @@ pub fn govern_result(r: wit::GovernResult) -> api::GovernResult {
 }
 
 pub fn handoff_result(r: wit::HandoffResult) -> api::HandoffResult {
-    api::HandoffResult { atom_id: r.atom_id, effect: effect(r.effect), reason: r.reason }
+    api::HandoffResult {
+        atom_id: r.atom_id,
+        effect: effect(r.effect),
+        reason: r.reason,
+    }
 }
 
 fn atom_view(v: wit::AtomView) -> api::AtomView {
@@ -190,7 +217,13 @@ pub fn history_result(r: wit::HistoryResult) -> api::HistoryResult {
         exposure_history: r
             .exposure_history
             .into_iter()
-            .map(|e| api::ExposureRecord { from: exposure(e.from), to: exposure(e.to), reason: e.reason, at: e.at, by: e.by })
+            .map(|e| api::ExposureRecord {
+                from: exposure(e.from),
+                to: exposure(e.to),
+                reason: e.reason,
+                at: e.at,
+                by: e.by,
+            })
             .collect(),
         reason: r.reason,
     }
@@ -211,7 +244,10 @@ pub fn stats(s: wit::StoreStats) -> api::StoreStats {
 }
 
 pub fn brief_result(r: wit::BriefResult) -> api::BriefResult {
-    api::BriefResult { text: r.text, atom_ids: r.atom_ids }
+    api::BriefResult {
+        text: r.text,
+        atom_ids: r.atom_ids,
+    }
 }
 
 pub fn import_result(r: wit::ImportResult) -> api::ImportResult {

@@ -33,7 +33,10 @@ pub fn store_dir(flag: Option<&Path>) -> PathBuf {
 }
 
 fn env_nonempty(name: &str) -> Option<String> {
-    std::env::var(name).ok().map(|v| v.trim().to_owned()).filter(|v| !v.is_empty())
+    std::env::var(name)
+        .ok()
+        .map(|v| v.trim().to_owned())
+        .filter(|v| !v.is_empty())
 }
 
 /// The tenant for a store: `HMG_TENANT`, the store's config, the login name.
@@ -42,7 +45,11 @@ pub fn tenant(store: &Path) -> String {
         .or_else(|| {
             let text = fs::read_to_string(store.join("config.json")).ok()?;
             let value: serde_json::Value = serde_json::from_str(&text).ok()?;
-            value.get("tenant_id")?.as_str().map(str::to_owned).filter(|t| !t.trim().is_empty())
+            value
+                .get("tenant_id")?
+                .as_str()
+                .map(str::to_owned)
+                .filter(|t| !t.trim().is_empty())
         })
         .or_else(|| env_nonempty("USER"))
         .or_else(|| env_nonempty("LOGNAME"))
@@ -61,13 +68,20 @@ pub struct GitInfo {
 /// Reads `.git` directly (no `git` process): HEAD for the branch, config for
 /// the `origin` remote (or the first remote). Handles worktrees (`.git` file).
 pub fn git_info(start: &Path) -> Option<GitInfo> {
-    let root = start.ancestors().find(|dir| dir.join(".git").exists())?.to_owned();
+    let root = start
+        .ancestors()
+        .find(|dir| dir.join(".git").exists())?
+        .to_owned();
     let dot_git = root.join(".git");
     let git_dir = if dot_git.is_file() {
         let text = fs::read_to_string(&dot_git).ok()?;
         let target = text.trim().strip_prefix("gitdir:")?.trim();
         let path = PathBuf::from(target);
-        if path.is_absolute() { path } else { root.join(path) }
+        if path.is_absolute() {
+            path
+        } else {
+            root.join(path)
+        }
     } else {
         dot_git
     };
@@ -86,7 +100,11 @@ pub fn git_info(start: &Path) -> Option<GitInfo> {
         None => None,
     };
     let config = fs::read_to_string(common.join("config")).unwrap_or_default();
-    Some(GitInfo { root, branch, remote_url: remote_url(&config) })
+    Some(GitInfo {
+        root,
+        branch,
+        remote_url: remote_url(&config),
+    })
 }
 
 /// The url of `[remote "origin"]`, else of the first remote.
@@ -98,7 +116,9 @@ fn remote_url(config: &str) -> Option<String> {
             section = line.to_owned();
             continue;
         }
-        let Some((key, value)) = line.split_once('=') else { continue };
+        let Some((key, value)) = line.split_once('=') else {
+            continue;
+        };
         if key.trim() != "url" || !section.starts_with("[remote ") {
             continue;
         }
@@ -129,7 +149,10 @@ pub fn owner_and_repo(url: &str) -> Option<(String, String)> {
 }
 
 fn folder_name(dir: &Path) -> String {
-    dir.file_name().and_then(|n| n.to_str()).map(str::to_owned).unwrap_or_else(|| "root".to_owned())
+    dir.file_name()
+        .and_then(|n| n.to_str())
+        .map(str::to_owned)
+        .unwrap_or_else(|| "root".to_owned())
 }
 
 /// The scope of a working directory (see the module doc).
@@ -141,11 +164,21 @@ pub fn infer_scope(cwd: &Path, tenant: String) -> Scope {
                 .as_deref()
                 .and_then(owner_and_repo)
                 .unwrap_or_else(|| ("local".to_owned(), folder_name(&git.root)));
-            (owner, repo, git.branch.unwrap_or_else(|| "default".to_owned()))
+            (
+                owner,
+                repo,
+                git.branch.unwrap_or_else(|| "default".to_owned()),
+            )
         }
         None => ("local".to_owned(), folder_name(cwd), "default".to_owned()),
     };
-    Scope { tenant_id: tenant, workspace: Some(workspace), repository: Some(repository), branch: Some(branch), session: None }
+    Scope {
+        tenant_id: tenant,
+        workspace: Some(workspace),
+        repository: Some(repository),
+        branch: Some(branch),
+        session: None,
+    }
 }
 
 #[cfg(test)]
@@ -160,7 +193,10 @@ mod tests {
         assert_eq!(owner_and_repo("https://github.com/mem0ai/mem0.git/"), want);
         assert_eq!(owner_and_repo("ssh://git@github.com/mem0ai/mem0.git"), want);
         assert_eq!(owner_and_repo("/srv/git/mem0ai/mem0.git"), want);
-        assert_eq!(owner_and_repo("https://gitlab.com/group/sub/proj.git"), Some(("sub".into(), "proj".into())));
+        assert_eq!(
+            owner_and_repo("https://gitlab.com/group/sub/proj.git"),
+            Some(("sub".into(), "proj".into()))
+        );
         assert_eq!(owner_and_repo("nothing"), None);
     }
 

@@ -17,7 +17,11 @@ use serde::Serialize;
 const REFUSED: u8 = 3;
 
 #[derive(Parser)]
-#[command(name = "hmg", version, about = "HMG — local-first long-term memory for AI agents")]
+#[command(
+    name = "hmg",
+    version,
+    about = "HMG — local-first long-term memory for AI agents"
+)]
 struct Cli {
     #[command(flatten)]
     global: Global,
@@ -168,7 +172,9 @@ fn main() -> ExitCode {
 fn text_arg(words: &[String], what: &str) -> Result<String> {
     if words.len() == 1 && words[0] == "-" || words.is_empty() && !io::stdin().is_terminal() {
         let mut text = String::new();
-        io::stdin().read_to_string(&mut text).context("cannot read stdin")?;
+        io::stdin()
+            .read_to_string(&mut text)
+            .context("cannot read stdin")?;
         return Ok(text);
     }
     if words.is_empty() {
@@ -179,7 +185,10 @@ fn text_arg(words: &[String], what: &str) -> Result<String> {
 
 fn open(global: &Global) -> Result<Session> {
     let store = locate::store_dir(global.store.as_deref());
-    let tenant = global.tenant.clone().unwrap_or_else(|| locate::tenant(&store));
+    let tenant = global
+        .tenant
+        .clone()
+        .unwrap_or_else(|| locate::tenant(&store));
     let cwd = std::env::current_dir().context("cannot read the working directory")?;
     let mut scope = locate::infer_scope(&cwd, tenant.clone());
     for (slot, flag) in [
@@ -193,7 +202,9 @@ fn open(global: &Global) -> Result<Session> {
     }
     scope.session.clone_from(&global.session);
     let runtime = Runtime::new(default_cache_dir().as_deref())?;
-    runtime.open(&store, &api::StoreConfig::default(), scope, &tenant).with_context(|| format!("store {}", store.display()))
+    runtime
+        .open(&store, &api::StoreConfig::default(), scope, &tenant)
+        .with_context(|| format!("store {}", store.display()))
 }
 
 fn print<T: Serialize>(json: bool, value: &T, human: impl FnOnce(&T) -> String) -> Result<()> {
@@ -209,13 +220,19 @@ fn print<T: Serialize>(json: bool, value: &T, human: impl FnOnce(&T) -> String) 
 }
 
 fn exit_for(effect: Effect) -> ExitCode {
-    if effect == Effect::Rejected { ExitCode::from(REFUSED) } else { ExitCode::SUCCESS }
+    if effect == Effect::Rejected {
+        ExitCode::from(REFUSED)
+    } else {
+        ExitCode::SUCCESS
+    }
 }
 
 fn effect_line(effect: Effect, id: Option<&str>, reason: Option<&str>) -> String {
     match (effect, id, reason) {
         (Effect::Rejected, _, reason) => format!("rejected: {}", reason.unwrap_or("")),
-        (Effect::NoOp, id, reason) => format!("no_op {} ({})", id.unwrap_or(""), reason.unwrap_or("")),
+        (Effect::NoOp, id, reason) => {
+            format!("no_op {} ({})", id.unwrap_or(""), reason.unwrap_or(""))
+        }
         (Effect::Applied, id, _) => format!("applied {}", id.unwrap_or("")),
     }
 }
@@ -223,15 +240,31 @@ fn effect_line(effect: Effect, id: Option<&str>, reason: Option<&str>) -> String
 fn run(cli: Cli) -> Result<ExitCode> {
     let json = cli.global.json;
     match cli.command {
-        Command::Memorize { content, source, level } => {
+        Command::Memorize {
+            content,
+            source,
+            level,
+        } => {
             let content = text_arg(&content, "content")?;
             let mut session = open(&cli.global)?;
             let scope = (level.personal || level.org).then(|| session.scope.truncated(level.org));
-            let r = session.memorize(&api::MemorizeRequest { content, source, scope })?;
-            print(json, &r, |r| effect_line(r.effect, r.atom_id.as_deref(), r.reason.as_deref()))?;
+            let r = session.memorize(&api::MemorizeRequest {
+                content,
+                source,
+                scope,
+            })?;
+            print(json, &r, |r| {
+                effect_line(r.effect, r.atom_id.as_deref(), r.reason.as_deref())
+            })?;
             Ok(exit_for(r.effect))
         }
-        Command::Recall { query, max_results, include_negated, explain, remote } => {
+        Command::Recall {
+            query,
+            max_results,
+            include_negated,
+            explain,
+            remote,
+        } => {
             let query = text_arg(&query, "query")?;
             let mut session = open(&cli.global)?;
             let req = api::RecallRequest {
@@ -244,22 +277,51 @@ fn run(cli: Cli) -> Result<ExitCode> {
             };
             let r = session.recall(&req)?;
             print(json, &r, human_recall)?;
-            Ok(if r.reason.is_some() { ExitCode::from(REFUSED) } else { ExitCode::SUCCESS })
+            Ok(if r.reason.is_some() {
+                ExitCode::from(REFUSED)
+            } else {
+                ExitCode::SUCCESS
+            })
         }
-        Command::Correct { atom_id, action, reason, new_content } => {
+        Command::Correct {
+            atom_id,
+            action,
+            reason,
+            new_content,
+        } => {
             let mut session = open(&cli.global)?;
-            let r = session.correct(&api::CorrectRequest { target_atom: atom_id, action, reason, new_content, scope: None })?;
+            let r = session.correct(&api::CorrectRequest {
+                target_atom: atom_id,
+                action,
+                reason,
+                new_content,
+                scope: None,
+            })?;
             print(json, &r, |r| match &r.new_atom_id {
                 Some(new) => format!("applied: {} superseded by {new}", r.target_atom),
                 None => effect_line(r.effect, Some(&r.target_atom), r.reason.as_deref()),
             })?;
             Ok(exit_for(r.effect))
         }
-        Command::Govern { atom_id, action, reason, lesson_content } => {
+        Command::Govern {
+            atom_id,
+            action,
+            reason,
+            lesson_content,
+        } => {
             let mut session = open(&cli.global)?;
-            let r = session.govern(&api::GovernRequest { target_atom: atom_id, action, reason, lesson_content, scope: None })?;
+            let r = session.govern(&api::GovernRequest {
+                target_atom: atom_id,
+                action,
+                reason,
+                lesson_content,
+                scope: None,
+            })?;
             print(json, &r, |r| match &r.lesson_atom_id {
-                Some(lesson) => format!("applied: lesson {lesson} derived from {} (sealed)", r.target_atom),
+                Some(lesson) => format!(
+                    "applied: lesson {lesson} derived from {} (sealed)",
+                    r.target_atom
+                ),
                 None => effect_line(r.effect, Some(&r.target_atom), r.reason.as_deref()),
             })?;
             Ok(exit_for(r.effect))
@@ -267,15 +329,25 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Handoff { summary, source } => {
             let summary = text_arg(&summary, "summary")?;
             let mut session = open(&cli.global)?;
-            let r = session.handoff(&api::HandoffRequest { summary, source, scope: None })?;
-            print(json, &r, |r| effect_line(r.effect, r.atom_id.as_deref(), r.reason.as_deref()))?;
+            let r = session.handoff(&api::HandoffRequest {
+                summary,
+                source,
+                scope: None,
+            })?;
+            print(json, &r, |r| {
+                effect_line(r.effect, r.atom_id.as_deref(), r.reason.as_deref())
+            })?;
             Ok(exit_for(r.effect))
         }
         Command::History { atom_id } => {
             let mut session = open(&cli.global)?;
             let r = session.history(&atom_id)?;
             print(json, &r, human_history)?;
-            Ok(if r.reason.is_some() { ExitCode::from(REFUSED) } else { ExitCode::SUCCESS })
+            Ok(if r.reason.is_some() {
+                ExitCode::from(REFUSED)
+            } else {
+                ExitCode::SUCCESS
+            })
         }
         Command::Stats { all } => {
             let mut session = open(&cli.global)?;
@@ -309,8 +381,11 @@ fn run(cli: Cli) -> Result<ExitCode> {
             match output {
                 Some(path) => {
                     write_atomically(&path, text.as_bytes())?;
-                    let summary = serde_json::json!({ "lines": lines, "output": path.display().to_string() });
-                    print(json, &summary, |_| format!("exported {lines} lines to {}", path.display()))?;
+                    let summary =
+                        serde_json::json!({ "lines": lines, "output": path.display().to_string() });
+                    print(json, &summary, |_| {
+                        format!("exported {lines} lines to {}", path.display())
+                    })?;
                 }
                 None => print!("{text}"),
             }
@@ -319,10 +394,13 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Import { file } => {
             let text = if file.as_os_str() == "-" {
                 let mut text = String::new();
-                io::stdin().read_to_string(&mut text).context("cannot read stdin")?;
+                io::stdin()
+                    .read_to_string(&mut text)
+                    .context("cannot read stdin")?;
                 text
             } else {
-                std::fs::read_to_string(&file).with_context(|| format!("cannot read {}", file.display()))?
+                std::fs::read_to_string(&file)
+                    .with_context(|| format!("cannot read {}", file.display()))?
             };
             let mut session = open(&cli.global)?;
             let r = session.import(&text)?;
@@ -333,9 +411,15 @@ fn run(cli: Cli) -> Result<ExitCode> {
                     r.atoms_added, r.atoms_skipped, r.edges_added, r.events_added
                 ),
             })?;
-            Ok(if r.reason.is_some() { ExitCode::from(REFUSED) } else { ExitCode::SUCCESS })
+            Ok(if r.reason.is_some() {
+                ExitCode::from(REFUSED)
+            } else {
+                ExitCode::SUCCESS
+            })
         }
-        Command::Hook { hook: Hook::SessionStart } => {
+        Command::Hook {
+            hook: Hook::SessionStart,
+        } => {
             let mut session = open(&cli.global)?;
             let brief = session.brief(None, false)?;
             let out = serde_json::json!({
@@ -375,7 +459,10 @@ fn human_recall(r: &api::RecallResult) -> String {
             label(&a.epistemic)
         ));
         for s in &a.explain {
-            out.push(format!("      {:<12} value {:.3}  contribution {:.3}", s.name, s.value, s.contribution));
+            out.push(format!(
+                "      {:<12} value {:.3}  contribution {:.3}",
+                s.name, s.value, s.contribution
+            ));
         }
     }
     out.join("\n")
@@ -383,7 +470,10 @@ fn human_recall(r: &api::RecallResult) -> String {
 
 /// The JSON name of an enum value (`no_op`, `confirm_actual`…).
 fn label<T: Serialize>(value: &T) -> String {
-    serde_json::to_value(value).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default()
+    serde_json::to_value(value)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default()
 }
 
 fn human_history(r: &api::HistoryResult) -> String {
@@ -401,19 +491,42 @@ fn human_history(r: &api::HistoryResult) -> String {
             current.source,
             current.scope.display()
         ),
-        format!("  created {}  updated {}{}", current.created_at, current.updated_at, if current.negated { "  [negated]" } else { "" }),
+        format!(
+            "  created {}  updated {}{}",
+            current.created_at,
+            current.updated_at,
+            if current.negated { "  [negated]" } else { "" }
+        ),
     ];
     let rel = &r.relations;
-    for (name, list) in [("supersedes", &rel.supersedes), ("superseded_by", &rel.superseded_by), ("related_lessons", &rel.related_lessons)] {
+    for (name, list) in [
+        ("supersedes", &rel.supersedes),
+        ("superseded_by", &rel.superseded_by),
+        ("related_lessons", &rel.related_lessons),
+    ] {
         if !list.is_empty() {
             out.push(format!("  {name}: {}", list.join(", ")));
         }
     }
     for c in &r.corrections {
-        out.push(format!("  correction {} ({}) at {} by {}: {}", label(&c.action), c.change, c.at, c.by, c.reason));
+        out.push(format!(
+            "  correction {} ({}) at {} by {}: {}",
+            label(&c.action),
+            c.change,
+            c.at,
+            c.by,
+            c.reason
+        ));
     }
     for e in &r.exposure_history {
-        out.push(format!("  exposure {} -> {} at {} by {}: {}", label(&e.from), label(&e.to), e.at, e.by, e.reason));
+        out.push(format!(
+            "  exposure {} -> {} at {} by {}: {}",
+            label(&e.from),
+            label(&e.to),
+            e.at,
+            e.by,
+            e.reason
+        ));
     }
     out.join("\n")
 }

@@ -28,7 +28,10 @@ pub struct Ctx {
 
 impl WasiView for Ctx {
     fn ctx(&mut self) -> WasiCtxView<'_> {
-        WasiCtxView { ctx: &mut self.wasi, table: &mut self.table }
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
     }
 }
 
@@ -67,13 +70,24 @@ impl Runtime {
         let component = load_component(&engine, bytes, hash, cache_dir)?;
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker).map_err(|e| anyhow!("{e}"))?;
-        Ok(Runtime { engine, component, linker })
+        Ok(Runtime {
+            engine,
+            component,
+            linker,
+        })
     }
 
     /// Opens the store in `dir` (created if missing), granting the component
     /// that directory and nothing else.
-    pub fn open(&self, dir: &Path, config: &api::StoreConfig, scope: api::Scope, by: &str) -> Result<Session> {
-        fs::create_dir_all(dir).with_context(|| format!("cannot create store directory {}", dir.display()))?;
+    pub fn open(
+        &self,
+        dir: &Path,
+        config: &api::StoreConfig,
+        scope: api::Scope,
+        by: &str,
+    ) -> Result<Session> {
+        fs::create_dir_all(dir)
+            .with_context(|| format!("cannot create store directory {}", dir.display()))?;
         let lock = OpenOptions::new()
             .create(true)
             .truncate(false)
@@ -86,19 +100,43 @@ impl Runtime {
             .preopened_dir(dir, GUEST_STORE, FsPerms::ReadWrite)
             .map_err(|e| anyhow!("cannot grant {} to the engine: {e}", dir.display()))?
             .build();
-        let mut store = Store::new(&self.engine, Ctx { wasi, table: ResourceTable::new() });
-        let bindings = Bindings::instantiate(&mut store, &self.component, &self.linker).map_err(|e| anyhow!("{e}"))?;
-        let mut session = Session { store, bindings, handle: None, lock, scope, by: by.to_owned() };
+        let mut store = Store::new(
+            &self.engine,
+            Ctx {
+                wasi,
+                table: ResourceTable::new(),
+            },
+        );
+        let bindings = Bindings::instantiate(&mut store, &self.component, &self.linker)
+            .map_err(|e| anyhow!("{e}"))?;
+        let mut session = Session {
+            store,
+            bindings,
+            handle: None,
+            lock,
+            scope,
+            by: by.to_owned(),
+        };
         let wit_config = c::config(config);
-        let handle = session.locked(|store, b| b.hmg_memory_memory().store().call_open(store, GUEST_STORE, wit_config))?;
+        let handle = session.locked(|store, b| {
+            b.hmg_memory_memory()
+                .store()
+                .call_open(store, GUEST_STORE, wit_config)
+        })?;
         session.handle = Some(handle);
         Ok(session)
     }
 }
 
-fn load_component(engine: &Engine, bytes: &[u8], hash: &str, cache_dir: Option<&Path>) -> Result<Component> {
+fn load_component(
+    engine: &Engine,
+    bytes: &[u8],
+    hash: &str,
+    cache_dir: Option<&Path>,
+) -> Result<Component> {
     let Some(dir) = cache_dir else {
-        return Component::new(engine, bytes).map_err(|e| anyhow!("cannot compile the engine: {e}"));
+        return Component::new(engine, bytes)
+            .map_err(|e| anyhow!("cannot compile the engine: {e}"));
     };
     use std::hash::{DefaultHasher, Hash, Hasher};
     let mut h = DefaultHasher::new();
@@ -117,7 +155,9 @@ fn load_component(engine: &Engine, bytes: &[u8], hash: &str, cache_dir: Option<&
             }
         }
     }
-    let compiled = engine.precompile_component(bytes).map_err(|e| anyhow!("cannot compile the engine: {e}"))?;
+    let compiled = engine
+        .precompile_component(bytes)
+        .map_err(|e| anyhow!("cannot compile the engine: {e}"))?;
     if fs::create_dir_all(dir).is_ok() {
         let tmp = path.with_extension(format!("tmp{}", std::process::id()));
         if fs::write(&tmp, &compiled).is_ok() {
@@ -126,7 +166,8 @@ fn load_component(engine: &Engine, bytes: &[u8], hash: &str, cache_dir: Option<&
     }
     // SAFETY: `compiled` was produced just now by this engine.
     #[allow(unsafe_code)]
-    unsafe { Component::deserialize(engine, &compiled) }.map_err(|e| anyhow!("cannot load the compiled engine: {e}"))
+    unsafe { Component::deserialize(engine, &compiled) }
+        .map_err(|e| anyhow!("cannot load the compiled engine: {e}"))
 }
 
 /// An open store. Each call takes the store's lock file exclusively, so
@@ -175,7 +216,8 @@ impl Session {
             scope: self.scope_or_default(req.scope.as_ref()),
         };
         let h = self.handle();
-        self.locked(|s, b| b.hmg_memory_memory().store().call_memorize(s, h, &wit)).map(c::memorize_result)
+        self.locked(|s, b| b.hmg_memory_memory().store().call_memorize(s, h, &wit))
+            .map(c::memorize_result)
     }
 
     pub fn recall(&mut self, req: &api::RecallRequest) -> Result<api::RecallResult> {
@@ -188,7 +230,8 @@ impl Session {
             explain: req.explain,
         };
         let h = self.handle();
-        self.locked(|s, b| b.hmg_memory_memory().store().call_recall(s, h, &wit)).map(c::recall_result)
+        self.locked(|s, b| b.hmg_memory_memory().store().call_recall(s, h, &wit))
+            .map(c::recall_result)
     }
 
     pub fn correct(&mut self, req: &api::CorrectRequest) -> Result<api::CorrectResult> {
@@ -201,7 +244,8 @@ impl Session {
             by: Some(self.by.clone()),
         };
         let h = self.handle();
-        self.locked(|s, b| b.hmg_memory_memory().store().call_correct(s, h, &wit)).map(c::correct_result)
+        self.locked(|s, b| b.hmg_memory_memory().store().call_correct(s, h, &wit))
+            .map(c::correct_result)
     }
 
     pub fn govern(&mut self, req: &api::GovernRequest) -> Result<api::GovernResult> {
@@ -214,7 +258,8 @@ impl Session {
             by: Some(self.by.clone()),
         };
         let h = self.handle();
-        self.locked(|s, b| b.hmg_memory_memory().store().call_govern(s, h, &wit)).map(c::govern_result)
+        self.locked(|s, b| b.hmg_memory_memory().store().call_govern(s, h, &wit))
+            .map(c::govern_result)
     }
 
     pub fn handoff(&mut self, req: &api::HandoffRequest) -> Result<api::HandoffResult> {
@@ -224,37 +269,54 @@ impl Session {
             scope: self.scope_or_default(req.scope.as_ref()),
         };
         let h = self.handle();
-        self.locked(|s, b| b.hmg_memory_memory().store().call_handoff(s, h, &wit)).map(c::handoff_result)
+        self.locked(|s, b| b.hmg_memory_memory().store().call_handoff(s, h, &wit))
+            .map(c::handoff_result)
     }
 
     pub fn history(&mut self, atom_id: &str) -> Result<api::HistoryResult> {
-        let wit = c::wit::HistoryRequest { atom_id: atom_id.to_owned(), scope: c::scope(&self.scope), remote: None };
+        let wit = c::wit::HistoryRequest {
+            atom_id: atom_id.to_owned(),
+            scope: c::scope(&self.scope),
+            remote: None,
+        };
         let h = self.handle();
-        self.locked(|s, b| b.hmg_memory_memory().store().call_history(s, h, &wit)).map(c::history_result)
+        self.locked(|s, b| b.hmg_memory_memory().store().call_history(s, h, &wit))
+            .map(c::history_result)
     }
 
     /// Statistics of the whole store, or of what `scope` sees.
     pub fn stats(&mut self, scope: Option<&api::Scope>) -> Result<api::StoreStats> {
         let wit = scope.map(c::scope);
         let h = self.handle();
-        self.locked(|s, b| b.hmg_memory_memory().store().call_stats(s, h, wit.as_ref())).map(c::stats)
+        self.locked(|s, b| b.hmg_memory_memory().store().call_stats(s, h, wit.as_ref()))
+            .map(c::stats)
     }
 
     pub fn brief(&mut self, budget_chars: Option<u32>, remote: bool) -> Result<api::BriefResult> {
-        let wit = c::wit::BriefRequest { scope: c::scope(&self.scope), remote: Some(remote), budget_chars };
+        let wit = c::wit::BriefRequest {
+            scope: c::scope(&self.scope),
+            remote: Some(remote),
+            budget_chars,
+        };
         let h = self.handle();
-        self.locked(|s, b| b.hmg_memory_memory().store().call_brief(s, h, &wit)).map(c::brief_result)
+        self.locked(|s, b| b.hmg_memory_memory().store().call_brief(s, h, &wit))
+            .map(c::brief_result)
     }
 
     pub fn export(&mut self, scope: Option<&api::Scope>) -> Result<String> {
         let wit = scope.map(c::scope);
         let h = self.handle();
-        self.locked(|s, b| b.hmg_memory_memory().store().call_export(s, h, wit.as_ref()))
+        self.locked(|s, b| {
+            b.hmg_memory_memory()
+                .store()
+                .call_export(s, h, wit.as_ref())
+        })
     }
 
     pub fn import(&mut self, jsonl: &str) -> Result<api::ImportResult> {
         let h = self.handle();
-        self.locked(|s, b| b.hmg_memory_memory().store().call_import(s, h, jsonl)).map(c::import_result)
+        self.locked(|s, b| b.hmg_memory_memory().store().call_import(s, h, jsonl))
+            .map(c::import_result)
     }
 }
 
@@ -275,7 +337,9 @@ fn lock_exclusive(lock: &File) -> Result<()> {
             Err(std::fs::TryLockError::WouldBlock) if std::time::Instant::now() < deadline => {
                 std::thread::sleep(Duration::from_millis(2));
             }
-            Err(std::fs::TryLockError::WouldBlock) => bail!("the store is locked by another process for over 60 s"),
+            Err(std::fs::TryLockError::WouldBlock) => {
+                bail!("the store is locked by another process for over 60 s")
+            }
             Err(std::fs::TryLockError::Error(e)) => return Err(e).context("cannot lock the store"),
         }
     }

@@ -11,7 +11,9 @@ use hmg_cli::{Runtime, Session};
 /// One runtime per test process (compiled code comes from the cache).
 pub fn runtime() -> &'static Runtime {
     static RUNTIME: OnceLock<Runtime> = OnceLock::new();
-    RUNTIME.get_or_init(|| Runtime::new(hmg_cli::default_cache_dir().as_deref()).expect("engine component loads"))
+    RUNTIME.get_or_init(|| {
+        Runtime::new(hmg_cli::default_cache_dir().as_deref()).expect("engine component loads")
+    })
 }
 
 pub fn scope() -> Scope {
@@ -29,15 +31,24 @@ pub fn open(dir: &Path) -> Session {
 }
 
 pub fn open_with(dir: &Path, config: &StoreConfig) -> Session {
-    runtime().open(dir, config, scope(), "tester").expect("store opens")
+    runtime()
+        .open(dir, config, scope(), "tester")
+        .expect("store opens")
 }
 
 /// The `hmg` binary next to this test executable (built by the test command).
 pub fn hmg_binary() -> PathBuf {
     let exe = std::env::current_exe().expect("test executable path");
-    let dir = exe.parent().and_then(Path::parent).expect("target profile dir");
+    let dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("target profile dir");
     let bin = dir.join(format!("hmg{}", std::env::consts::EXE_SUFFIX));
-    assert!(bin.exists(), "{} is missing: build the workspace first (./test.sh does)", bin.display());
+    assert!(
+        bin.exists(),
+        "{} is missing: build the workspace first (./test.sh does)",
+        bin.display()
+    );
     bin
 }
 
@@ -50,7 +61,11 @@ pub fn files_containing(dir: &Path, needle: &str) -> Vec<PathBuf> {
             let path = entry.expect("dir entry").path();
             if path.is_dir() {
                 stack.push(path);
-            } else if std::fs::read(&path).expect("read file").windows(needle.len()).any(|w| w == needle.as_bytes()) {
+            } else if std::fs::read(&path)
+                .expect("read file")
+                .windows(needle.len())
+                .any(|w| w == needle.as_bytes())
+            {
                 hits.push(path);
             }
         }

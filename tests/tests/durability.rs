@@ -14,27 +14,48 @@ const CHILD_ENV: &str = "HMG_E2E_WRITER";
 
 /// Small logs, so that writers compact (change generation) under each other.
 fn small_log() -> StoreConfig {
-    StoreConfig { compact_log_bytes: Some(4096), ..StoreConfig::default() }
+    StoreConfig {
+        compact_log_bytes: Some(4096),
+        ..StoreConfig::default()
+    }
 }
 
 /// Not a test on its own: the body of a writer child process. It memorizes
 /// `count` atoms and prints `ACK <atom_id> <n>` after each acknowledged one.
 #[test]
 fn writer_child() {
-    let Ok(spec) = std::env::var(CHILD_ENV) else { return };
+    let Ok(spec) = std::env::var(CHILD_ENV) else {
+        return;
+    };
     let mut parts = spec.splitn(3, '|');
-    let (store, prefix, count) = (parts.next().unwrap(), parts.next().unwrap(), parts.next().unwrap());
+    let (store, prefix, count) = (
+        parts.next().unwrap(),
+        parts.next().unwrap(),
+        parts.next().unwrap(),
+    );
     let mut session = open_with(Path::new(store), &small_log());
     for n in 0..count.parse::<u32>().unwrap() {
         let content = format!("{prefix} memory number {n}");
-        let r = session.memorize(&MemorizeRequest { content, source: None, scope: None }).unwrap();
+        let r = session
+            .memorize(&MemorizeRequest {
+                content,
+                source: None,
+                scope: None,
+            })
+            .unwrap();
         println!("ACK {} {n}", r.atom_id.unwrap());
     }
 }
 
 fn spawn_writer(store: &Path, prefix: &str, count: u32) -> Child {
     Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "writer_child", "--nocapture", "--test-threads", "1"])
+        .args([
+            "--exact",
+            "writer_child",
+            "--nocapture",
+            "--test-threads",
+            "1",
+        ])
         .env(CHILD_ENV, format!("{}|{prefix}|{count}", store.display()))
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -68,34 +89,68 @@ fn killed_writers_lose_nothing_acknowledged() {
         child.kill().unwrap(); // SIGKILL: no destructor, no flush
         child.wait().unwrap();
         let got = reader.join().unwrap();
-        assert!(!got.is_empty(), "round {round}: the writer acknowledged nothing");
+        assert!(
+            !got.is_empty(),
+            "round {round}: the writer acknowledged nothing"
+        );
         acknowledged.extend(got.into_iter().map(|(id, n)| (id, round, n)));
     }
     let mut session = open(dir.path());
     let dump = session.export(None).unwrap();
     for (id, round, n) in &acknowledged {
-        assert!(dump.contains(id.as_str()), "acknowledged atom {id} (round {round}, #{n}) was lost");
+        assert!(
+            dump.contains(id.as_str()),
+            "acknowledged atom {id} (round {round}, #{n}) was lost"
+        );
     }
     // Nothing half-read: every atom is a whole line of a writer.
-    let atoms = dump.lines().filter(|l| l.contains("\"type\":\"atom\"")).count() as u64;
+    let atoms = dump
+        .lines()
+        .filter(|l| l.contains("\"type\":\"atom\""))
+        .count() as u64;
     assert!(atoms >= acknowledged.len() as u64);
-    assert!(dump.lines().filter(|l| l.contains("\"type\":\"atom\"")).all(|l| l.contains(" memory number ")));
+    assert!(
+        dump.lines()
+            .filter(|l| l.contains("\"type\":\"atom\""))
+            .all(|l| l.contains(" memory number "))
+    );
     assert_eq!(session.stats(None).unwrap().snapshot_version, atoms);
 }
 
 #[test]
 fn concurrent_writers_and_the_cli_share_one_store() {
     let dir = tempfile::tempdir().unwrap();
-    let mut writers: Vec<Child> = ["alpha", "beta"].iter().map(|p| spawn_writer(dir.path(), p, 60)).collect();
+    let mut writers: Vec<Child> = ["alpha", "beta"]
+        .iter()
+        .map(|p| spawn_writer(dir.path(), p, 60))
+        .collect();
     let mut cli_ids = Vec::new();
     for n in 0..10 {
         let out = Command::new(hmg_binary())
-            .args(["--store", dir.path().to_str().unwrap(), "--json", "--tenant", "qiankun"])
-            .args(["--workspace", "mem0ai", "--repository", "mem0", "--branch", "main", "memorize"])
+            .args([
+                "--store",
+                dir.path().to_str().unwrap(),
+                "--json",
+                "--tenant",
+                "qiankun",
+            ])
+            .args([
+                "--workspace",
+                "mem0ai",
+                "--repository",
+                "mem0",
+                "--branch",
+                "main",
+                "memorize",
+            ])
             .arg(format!("cli memory number {n}"))
             .output()
             .unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         cli_ids.push(json["atom_id"].as_str().unwrap().to_owned());
     }

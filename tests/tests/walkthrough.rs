@@ -5,21 +5,49 @@ use hmg_cli::api::*;
 use hmg_e2e::{files_containing, open};
 
 fn memorize(s: &mut hmg_cli::Session, content: &str) -> MemorizeResult {
-    s.memorize(&MemorizeRequest { content: content.into(), source: Some("user".into()), scope: None }).unwrap()
+    s.memorize(&MemorizeRequest {
+        content: content.into(),
+        source: Some("user".into()),
+        scope: None,
+    })
+    .unwrap()
 }
 
 fn recall(s: &mut hmg_cli::Session, query: &str) -> Vec<RecalledAtom> {
-    let r = s.recall(&RecallRequest { query: query.into(), ..Default::default() }).unwrap();
+    let r = s
+        .recall(&RecallRequest {
+            query: query.into(),
+            ..Default::default()
+        })
+        .unwrap();
     assert_eq!(r.reason, None);
     r.atoms
 }
 
-fn correct(s: &mut hmg_cli::Session, id: &str, action: CorrectAction, reason: &str, new: Option<&str>) -> CorrectResult {
-    s.correct(&CorrectRequest { target_atom: id.into(), action, reason: reason.into(), new_content: new.map(Into::into), scope: None })
-        .unwrap()
+fn correct(
+    s: &mut hmg_cli::Session,
+    id: &str,
+    action: CorrectAction,
+    reason: &str,
+    new: Option<&str>,
+) -> CorrectResult {
+    s.correct(&CorrectRequest {
+        target_atom: id.into(),
+        action,
+        reason: reason.into(),
+        new_content: new.map(Into::into),
+        scope: None,
+    })
+    .unwrap()
 }
 
-fn govern(s: &mut hmg_cli::Session, id: &str, action: GovernAction, reason: &str, lesson: Option<&str>) -> GovernResult {
+fn govern(
+    s: &mut hmg_cli::Session,
+    id: &str,
+    action: GovernAction,
+    reason: &str,
+    lesson: Option<&str>,
+) -> GovernResult {
     s.govern(&GovernRequest {
         target_atom: id.into(),
         action,
@@ -56,36 +84,77 @@ fn seed_walkthrough() {
     }
 
     // Replace: a new version supersedes the old.
-    let r = correct(&mut s, &pg16, CorrectAction::Replace, "已升級到 PostgreSQL 17", Some("專案用 PostgreSQL 17 做主資料庫"));
+    let r = correct(
+        &mut s,
+        &pg16,
+        CorrectAction::Replace,
+        "已升級到 PostgreSQL 17",
+        Some("專案用 PostgreSQL 17 做主資料庫"),
+    );
     assert_eq!(r.effect, Effect::Applied);
     let pg17 = r.new_atom_id.unwrap();
     let hits = recall(&mut s, "PostgreSQL 主資料庫");
-    assert_eq!(hits.iter().map(|h| h.atom_id.as_str()).collect::<Vec<_>>(), [pg17.as_str()]);
+    assert_eq!(
+        hits.iter().map(|h| h.atom_id.as_str()).collect::<Vec<_>>(),
+        [pg17.as_str()]
+    );
     let h = s.history(&pg17).unwrap();
     assert_eq!(h.relations.supersedes, [pg16.clone()]);
     assert_eq!(h.corrections[0].reason, "已升級到 PostgreSQL 17");
 
     // Negate: gone from recall, content untouched.
     let mongo = memorize(&mut s, "用 MongoDB 做會話快取").atom_id.unwrap();
-    let r = correct(&mut s, &mongo, CorrectAction::Negate, "MongoDB 快取方案已廢棄，改用 Redis", None);
+    let r = correct(
+        &mut s,
+        &mongo,
+        CorrectAction::Negate,
+        "MongoDB 快取方案已廢棄，改用 Redis",
+        None,
+    );
     assert_eq!(r.effect, Effect::Applied);
     assert!(recall(&mut s, "MongoDB 會話快取").is_empty());
-    assert_eq!(correct(&mut s, &mongo, CorrectAction::Negate, "again", None).effect, Effect::Rejected);
-    let with_negated =
-        s.recall(&RecallRequest { query: "MongoDB 會話快取".into(), include_negated: Some(true), ..Default::default() }).unwrap();
+    assert_eq!(
+        correct(&mut s, &mongo, CorrectAction::Negate, "again", None).effect,
+        Effect::Rejected
+    );
+    let with_negated = s
+        .recall(&RecallRequest {
+            query: "MongoDB 會話快取".into(),
+            include_negated: Some(true),
+            ..Default::default()
+        })
+        .unwrap();
     assert!(with_negated.atoms[0].negated);
 
     // Recover a wrong negate with replace.
-    let r = correct(&mut s, &mongo, CorrectAction::Replace, "negate 有誤，MongoDB 快取仍在使用", Some("用 MongoDB 做會話快取，仍在使用"));
+    let r = correct(
+        &mut s,
+        &mongo,
+        CorrectAction::Replace,
+        "negate 有誤，MongoDB 快取仍在使用",
+        Some("用 MongoDB 做會話快取，仍在使用"),
+    );
     let mongo2 = r.new_atom_id.unwrap();
     assert_eq!(recall(&mut s, "MongoDB 會話快取")[0].atom_id, mongo2);
 
     // Recover a wrong replace: replace the faulty head.
-    let r = correct(&mut s, &pg17, CorrectAction::Replace, "升級取消，回退到 16", Some("專案用 PostgreSQL 16 做主資料庫"));
+    let r = correct(
+        &mut s,
+        &pg17,
+        CorrectAction::Replace,
+        "升級取消，回退到 16",
+        Some("專案用 PostgreSQL 16 做主資料庫"),
+    );
     let back = r.new_atom_id.unwrap();
-    assert_eq!(correct(&mut s, &pg16, CorrectAction::Replace, "old", Some("x")).effect, Effect::Rejected);
+    assert_eq!(
+        correct(&mut s, &pg16, CorrectAction::Replace, "old", Some("x")).effect,
+        Effect::Rejected
+    );
     let hits = recall(&mut s, "PostgreSQL");
-    assert_eq!(hits.iter().map(|h| h.atom_id.as_str()).collect::<Vec<_>>(), [back.as_str()]);
+    assert_eq!(
+        hits.iter().map(|h| h.atom_id.as_str()).collect::<Vec<_>>(),
+        [back.as_str()]
+    );
 
     // The epistemic ladder, with the refused moves.
     let kong = memorize(&mut s, "考慮 API 閘道器用 Kong").atom_id.unwrap();
@@ -103,18 +172,30 @@ fn seed_walkthrough() {
         assert_eq!(r.effect, want, "{action:?}: {r:?}");
     }
     let view = s.history(&kong).unwrap().current.unwrap();
-    assert_eq!(view.epistemic, Epistemic::Possible, "demote goes straight to possible");
+    assert_eq!(
+        view.epistemic,
+        Epistemic::Possible,
+        "demote goes straight to possible"
+    );
 
     // Redaction at the door.
-    let r = memorize(&mut s, "staging 連線 postgres://admin:s3cr3t@db.internal:5432/app");
+    let r = memorize(
+        &mut s,
+        "staging 連線 postgres://admin:s3cr3t@db.internal:5432/app",
+    );
     let id = r.atom_id.unwrap();
-    assert_eq!(s.history(&id).unwrap().current.unwrap().content, "staging 連線 [REDACTED:connection_string]");
+    assert_eq!(
+        s.history(&id).unwrap().current.unwrap().content,
+        "staging 連線 [REDACTED:connection_string]"
+    );
     let r = memorize(&mut s, "password=hunter2");
     assert_eq!(r.effect, Effect::Rejected);
     assert!(files_containing(dir.path(), "s3cr3t").is_empty());
 
     // derive_lesson: the secret leaves every file; the lesson stays.
-    let secret = memorize(&mut s, "資料庫密碼是 pg_admin_123，記得定期更換").atom_id.unwrap();
+    let secret = memorize(&mut s, "資料庫密碼是 pg_admin_123，記得定期更換")
+        .atom_id
+        .unwrap();
     assert!(!files_containing(dir.path(), "pg_admin_123").is_empty());
     let r = govern(
         &mut s,
@@ -125,33 +206,67 @@ fn seed_walkthrough() {
     );
     assert_eq!(r.effect, Effect::Applied);
     let lesson = r.lesson_atom_id.unwrap();
-    assert_eq!(files_containing(dir.path(), "pg_admin_123"), Vec::<std::path::PathBuf>::new());
+    assert_eq!(
+        files_containing(dir.path(), "pg_admin_123"),
+        Vec::<std::path::PathBuf>::new()
+    );
     let of_lesson = s.history(&lesson).unwrap();
     assert_eq!(of_lesson.relations.related_lessons, [secret.clone()]);
     assert!(of_lesson.exposure_history.is_empty());
     let of_secret = s.history(&secret).unwrap();
-    assert_eq!(of_secret.current.as_ref().unwrap().content, "[governed payload hidden: sealed]");
+    assert_eq!(
+        of_secret.current.as_ref().unwrap().content,
+        "[governed payload hidden: sealed]"
+    );
     assert_eq!(of_secret.relations.related_lessons, [lesson.clone()]);
     let e = &of_secret.exposure_history[0];
-    assert_eq!((e.from, e.to, e.reason.as_str(), e.by.as_str()), (ExposureState::Visible, ExposureState::Sealed, "內容含明文資料庫密碼，必須清除", "tester"));
+    assert_eq!(
+        (e.from, e.to, e.reason.as_str(), e.by.as_str()),
+        (
+            ExposureState::Visible,
+            ExposureState::Sealed,
+            "內容含明文資料庫密碼，必須清除",
+            "tester"
+        )
+    );
     assert_eq!(recall(&mut s, "資料庫密碼")[0].atom_id, lesson);
 
     // Quarantine and restore.
     let k8s = memorize(&mut s, "用 K8s 部署").atom_id.unwrap();
-    assert_eq!(govern(&mut s, &k8s, GovernAction::Quarantine, "待人工確認", None).effect, Effect::Applied);
+    assert_eq!(
+        govern(&mut s, &k8s, GovernAction::Quarantine, "待人工確認", None).effect,
+        Effect::Applied
+    );
     assert!(recall(&mut s, "K8s 部署").is_empty());
-    assert_eq!(govern(&mut s, &k8s, GovernAction::Restore, "確認無誤", None).effect, Effect::Applied);
+    assert_eq!(
+        govern(&mut s, &k8s, GovernAction::Restore, "確認無誤", None).effect,
+        Effect::Applied
+    );
     assert_eq!(recall(&mut s, "K8s 部署")[0].atom_id, k8s);
 
     // Tombstone.
-    let gone = memorize(&mut s, "客戶王小明的電話是 0912-345-678").atom_id.unwrap();
-    assert_eq!(govern(&mut s, &gone, GovernAction::Tombstone, "個資", None).effect, Effect::Applied);
+    let gone = memorize(&mut s, "客戶王小明的電話是 0912-345-678")
+        .atom_id
+        .unwrap();
+    assert_eq!(
+        govern(&mut s, &gone, GovernAction::Tombstone, "個資", None).effect,
+        Effect::Applied
+    );
     assert!(files_containing(dir.path(), "0912-345-678").is_empty());
-    assert_eq!(s.history(&gone).unwrap().current.unwrap().content, "[governed payload hidden: tombstoned]");
+    assert_eq!(
+        s.history(&gone).unwrap().current.unwrap().content,
+        "[governed payload hidden: tombstoned]"
+    );
 
     // Handoff, then the brief shows it first.
     let summary = "修復了 login.py 的空指標問題。根因是 session 過期時 get_session() 返回 None，在 line 38 加了有效性檢查，pytest 透過。風險：併發場景下 session 重新整理可能有競態。下一步：給 session 模組補整合測試。";
-    let r = s.handoff(&HandoffRequest { summary: summary.into(), source: None, scope: None }).unwrap();
+    let r = s
+        .handoff(&HandoffRequest {
+            summary: summary.into(),
+            source: None,
+            scope: None,
+        })
+        .unwrap();
     assert_eq!(r.effect, Effect::Applied);
     let brief = s.brief(None, false).unwrap();
     assert!(brief.text.find("login.py").unwrap() < brief.text.find("Recent decisions").unwrap());
@@ -165,12 +280,18 @@ fn seed_walkthrough() {
     assert_eq!(stats.snapshot_version, 19);
 
     // Everything survives a reopen.
-    let before: Vec<String> = recall(&mut s, "資料庫選型").into_iter().map(|h| h.atom_id).collect();
+    let before: Vec<String> = recall(&mut s, "資料庫選型")
+        .into_iter()
+        .map(|h| h.atom_id)
+        .collect();
     assert!(before.contains(&back));
     drop(s);
     let mut s = open(dir.path());
     assert_eq!(s.stats(None).unwrap(), stats);
-    let after: Vec<String> = recall(&mut s, "資料庫選型").into_iter().map(|h| h.atom_id).collect();
+    let after: Vec<String> = recall(&mut s, "資料庫選型")
+        .into_iter()
+        .map(|h| h.atom_id)
+        .collect();
     assert_eq!(after, before);
     assert_eq!(recall(&mut s, "PostgreSQL")[0].atom_id, back);
 }
@@ -180,13 +301,25 @@ fn export_import_round_trip_through_the_component() {
     let a = tempfile::tempdir().unwrap();
     let mut s = open(a.path());
     let id = memorize(&mut s, "前端用 React 18").atom_id.unwrap();
-    correct(&mut s, &id, CorrectAction::Replace, "升級", Some("前端用 React 19"));
+    correct(
+        &mut s,
+        &id,
+        CorrectAction::Replace,
+        "升級",
+        Some("前端用 React 19"),
+    );
     let dump = s.export(None).unwrap();
     let b = tempfile::tempdir().unwrap();
     let mut t = open(b.path());
     let r = t.import(&dump).unwrap();
-    assert_eq!((r.atoms_added, r.edges_added, r.events_added, r.reason), (2, 1, 1, None));
+    assert_eq!(
+        (r.atoms_added, r.edges_added, r.events_added, r.reason),
+        (2, 1, 1, None)
+    );
     let r = t.import(&dump).unwrap();
     assert_eq!((r.atoms_added, r.atoms_skipped), (0, 2));
-    assert_eq!(t.export(None).unwrap().lines().skip(1).collect::<Vec<_>>(), dump.lines().skip(1).collect::<Vec<_>>());
+    assert_eq!(
+        t.export(None).unwrap().lines().skip(1).collect::<Vec<_>>(),
+        dump.lines().skip(1).collect::<Vec<_>>()
+    );
 }

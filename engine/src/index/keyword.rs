@@ -69,7 +69,9 @@ impl KeywordIndex {
     }
 
     pub fn remove(&mut self, id: AtomId) {
-        let Some(mut doc_terms) = self.docs.remove(&id) else { return };
+        let Some(mut doc_terms) = self.docs.remove(&id) else {
+            return;
+        };
         let len = doc_terms.pop().unwrap_or(0);
         self.total_len -= u64::from(len);
         for tid in doc_terms {
@@ -78,7 +80,11 @@ impl KeywordIndex {
     }
 
     fn doc_len(&self, id: AtomId) -> f64 {
-        self.docs.get(&id).and_then(|t| t.last()).copied().unwrap_or(0) as f64
+        self.docs
+            .get(&id)
+            .and_then(|t| t.last())
+            .copied()
+            .unwrap_or(0) as f64
     }
 
     fn idf(&self, df: usize) -> f64 {
@@ -98,7 +104,11 @@ impl KeywordIndex {
         let avg_len = (self.total_len as f64 / self.docs.len() as f64).max(1.0);
         let mut denominator = 0.0;
         for term in &terms {
-            let weight = if is_unigram(term) { UNIGRAM_WEIGHT } else { 1.0 };
+            let weight = if is_unigram(term) {
+                UNIGRAM_WEIGHT
+            } else {
+                1.0
+            };
             let postings = self.term_ids.get(term).map(|t| &self.postings[*t as usize]);
             let df = postings.map_or(0, Vec::len);
             let idf = self.idf(df);
@@ -112,7 +122,10 @@ impl KeywordIndex {
                 let tf = f64::from(tf);
                 let norm = K1 * (1.0 - B + B * self.doc_len(id) / avg_len);
                 let tfn = tf * (K1 + 1.0) / (tf + norm);
-                let hit = hits.entry(id).or_insert(KeywordHit { coverage: 0.0, bm25: 0.0 });
+                let hit = hits.entry(id).or_insert(KeywordHit {
+                    coverage: 0.0,
+                    bm25: 0.0,
+                });
                 hit.coverage += weight * idf;
                 hit.bm25 += weight * idf * tfn;
             }
@@ -139,9 +152,16 @@ mod tests {
 
     #[test]
     fn cross_script_match() {
-        let idx = index(&["專案用 PostgreSQL 16 做主資料庫，不用 MongoDB", "前端用 React", "部署用 ECS"]);
+        let idx = index(&[
+            "專案用 PostgreSQL 16 做主資料庫，不用 MongoDB",
+            "前端用 React",
+            "部署用 ECS",
+        ]);
         let hits = idx.search("数据库 资料库");
-        let best = hits.iter().max_by(|a, b| a.1.coverage.total_cmp(&b.1.coverage)).unwrap();
+        let best = hits
+            .iter()
+            .max_by(|a, b| a.1.coverage.total_cmp(&b.1.coverage))
+            .unwrap();
         assert_eq!(*best.0, AtomId(0));
         assert!(idx.search("PostgreSQL").get(&AtomId(0)).unwrap().coverage > 0.9);
     }
@@ -171,7 +191,11 @@ mod tests {
                 continue;
             }
             let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
-            let w = if is_unigram(term) { UNIGRAM_WEIGHT } else { 1.0 };
+            let w = if is_unigram(term) {
+                UNIGRAM_WEIGHT
+            } else {
+                1.0
+            };
             for ((id, _), t) in docs.iter().zip(&toks) {
                 let tf = t.iter().filter(|x| *x == term).count() as f64;
                 if tf > 0.0 {

@@ -42,7 +42,10 @@ impl Indexes {
 
     /// Re-indexes one atom from its current record.
     pub fn upsert(&mut self, atom: &Atom) {
-        let keyword = self.keyword.entry(atom.scope.tenant_id.clone()).or_default();
+        let keyword = self
+            .keyword
+            .entry(atom.scope.tenant_id.clone())
+            .or_default();
         if let Some(old) = self.dedup_key_of.remove(&atom.id)
             && let Some(ids) = self.dedup.get_mut(&old)
         {
@@ -69,7 +72,9 @@ impl Indexes {
     }
 
     pub fn is_keyword_indexed(&self, atom: &Atom) -> bool {
-        self.keyword.get(&atom.scope.tenant_id).is_some_and(|k| k.contains(atom.id))
+        self.keyword
+            .get(&atom.scope.tenant_id)
+            .is_some_and(|k| k.contains(atom.id))
     }
 
     /// Active atoms that may share the given scope, kind and content.

@@ -42,8 +42,12 @@ pub struct CorrectResult {
 impl<B: Backend> Memory<B> {
     pub fn correct(&mut self, req: &CorrectRequest) -> Result<CorrectResult> {
         self.refresh()?;
-        let mut result =
-            CorrectResult { effect: Effect::Rejected, target_atom: req.target_atom.trim().to_owned(), new_atom_id: None, reason: None };
+        let mut result = CorrectResult {
+            effect: Effect::Rejected,
+            target_atom: req.target_atom.trim().to_owned(),
+            new_atom_id: None,
+            reason: None,
+        };
         match self.plan_correction(req) {
             Ok((mutations, new_atom_id)) => {
                 self.write(mutations, false)?;
@@ -55,17 +59,31 @@ impl<B: Backend> Memory<B> {
         Ok(result)
     }
 
-    fn plan_correction(&mut self, req: &CorrectRequest) -> std::result::Result<(Vec<Mutation>, Option<AtomId>), String> {
+    fn plan_correction(
+        &mut self,
+        req: &CorrectRequest,
+    ) -> std::result::Result<(Vec<Mutation>, Option<AtomId>), String> {
         let reason = required_reason(&req.reason)?;
         let target = self.target(&req.target_atom, &req.scope)?.clone();
         if target.exposure != crate::atom::Exposure::Visible {
-            return Err(format!("atom {} is {}: governed atoms cannot be corrected", target.id, target.exposure));
+            return Err(format!(
+                "atom {} is {}: governed atoms cannot be corrected",
+                target.id, target.exposure
+            ));
         }
         if let Some(head) = target.superseded_by {
-            return Err(format!("atom {} is superseded by {head}: correct its head instead", target.id));
+            return Err(format!(
+                "atom {} is superseded by {head}: correct its head instead",
+                target.id
+            ));
         }
         let action = req.action;
-        if action != CorrectAction::Replace && req.new_content.as_deref().is_some_and(|c| !c.trim().is_empty()) {
+        if action != CorrectAction::Replace
+            && req
+                .new_content
+                .as_deref()
+                .is_some_and(|c| !c.trim().is_empty())
+        {
             return Err(format!("new_content is only for replace, not {action}"));
         }
         let now = self.now();
@@ -98,12 +116,19 @@ impl<B: Backend> Memory<B> {
                 new_atom_id = Some(atom.id);
                 updated.superseded_by = Some(atom.id);
                 mutations.push(Mutation::PutAtom(atom.clone()));
-                mutations.push(Mutation::AddEdge(Edge { from: atom.id, to: target.id, kind: EdgeKind::Supersedes }));
+                mutations.push(Mutation::AddEdge(Edge {
+                    from: atom.id,
+                    to: target.id,
+                    kind: EdgeKind::Supersedes,
+                }));
                 format!("superseded by {}", atom.id)
             }
             epistemic_move => {
                 if target.negated {
-                    return Err(format!("atom {} is negated: recover it with replace", target.id));
+                    return Err(format!(
+                        "atom {} is negated: recover it with replace",
+                        target.id
+                    ));
                 }
                 let to = epistemic_target(epistemic_move, target.epistemic, target.id)?;
                 updated.epistemic = to;
@@ -116,7 +141,11 @@ impl<B: Backend> Memory<B> {
             at: now,
             by: actor(req.by.as_deref(), None),
             reason,
-            change: Change::Correction { action, detail, new_atom: new_atom_id },
+            change: Change::Correction {
+                action,
+                detail,
+                new_atom: new_atom_id,
+            },
         };
         mutations.push(Mutation::PutAtom(updated));
         mutations.push(Mutation::Record(event));
@@ -125,7 +154,11 @@ impl<B: Backend> Memory<B> {
 }
 
 /// The epistemic ladder: where a confirm/demote goes from `from`, or why not.
-fn epistemic_target(action: CorrectAction, from: Epistemic, id: AtomId) -> std::result::Result<Epistemic, String> {
+fn epistemic_target(
+    action: CorrectAction,
+    from: Epistemic,
+    id: AtomId,
+) -> std::result::Result<Epistemic, String> {
     use Epistemic::*;
     match (action, from) {
         (CorrectAction::ConfirmActual, Possible) => Ok(Actual),
@@ -133,11 +166,15 @@ fn epistemic_target(action: CorrectAction, from: Epistemic, id: AtomId) -> std::
         (CorrectAction::ConfirmActual, Necessary) => Err(format!(
             "atom {id} is necessary: confirm_actual cannot lower it (demote to possible first, then confirm_actual)"
         )),
-        (CorrectAction::ConfirmNecessary, Necessary) => Err(format!("atom {id} is already necessary")),
+        (CorrectAction::ConfirmNecessary, Necessary) => {
+            Err(format!("atom {id} is already necessary"))
+        }
         (CorrectAction::ConfirmNecessary, _) => Ok(Necessary),
         (CorrectAction::Demote, Possible) => Err(format!("atom {id} is already possible")),
         (CorrectAction::Demote, _) => Ok(Possible),
-        (CorrectAction::Negate | CorrectAction::Replace, _) => unreachable!("not an epistemic move"),
+        (CorrectAction::Negate | CorrectAction::Replace, _) => {
+            unreachable!("not an epistemic move")
+        }
     }
 }
 
@@ -153,7 +190,10 @@ mod tests {
 
     fn rejected(r: &CorrectResult, needle: &str) {
         assert_eq!(r.effect, Effect::Rejected, "{r:?}");
-        assert!(r.reason.as_deref().unwrap_or("").contains(needle), "{r:?} lacks {needle}");
+        assert!(
+            r.reason.as_deref().unwrap_or("").contains(needle),
+            "{r:?} lacks {needle}"
+        );
     }
 
     #[test]
@@ -167,16 +207,26 @@ mod tests {
         rejected(&h.correct(id, ConfirmActual, None), "already actual");
         assert_eq!(h.correct(id, Demote, None).effect, Effect::Applied);
         assert_eq!(h.correct(id, ConfirmActual, None).effect, Effect::Applied);
-        assert_eq!(h.correct(id, ConfirmNecessary, None).effect, Effect::Applied);
+        assert_eq!(
+            h.correct(id, ConfirmNecessary, None).effect,
+            Effect::Applied
+        );
         assert_eq!(epistemic(&h, id), Epistemic::Necessary);
         rejected(&h.correct(id, ConfirmNecessary, None), "already necessary");
         rejected(&h.correct(id, ConfirmActual, None), "demote");
         // demote goes straight down to possible, never to actual.
         assert_eq!(h.correct(id, Demote, None).effect, Effect::Applied);
         assert_eq!(epistemic(&h, id), Epistemic::Possible);
-        assert_eq!(h.correct(id, ConfirmNecessary, None).effect, Effect::Applied);
+        assert_eq!(
+            h.correct(id, ConfirmNecessary, None).effect,
+            Effect::Applied
+        );
         let history = h.history(id);
-        let changes: Vec<_> = history.corrections.iter().map(|c| c.change.as_str()).collect();
+        let changes: Vec<_> = history
+            .corrections
+            .iter()
+            .map(|c| c.change.as_str())
+            .collect();
         assert_eq!(
             changes,
             [
@@ -207,7 +257,10 @@ mod tests {
         });
         assert!(with_negated[0].negated);
         // The content is untouched.
-        assert_eq!(h.memory.state().atom(id).unwrap().content, "用 MongoDB 做會話快取");
+        assert_eq!(
+            h.memory.state().atom(id).unwrap().content,
+            "用 MongoDB 做會話快取"
+        );
     }
 
     #[test]
@@ -224,9 +277,18 @@ mod tests {
         rejected(&h.correct(new, Replace, Some("   ")), "new_content");
         rejected(&h.correct(new, Negate, Some("text")), "only for replace");
         // Recovery from a wrong replace: replace the faulty head.
-        let back = h.correct(new, Replace, Some("專案用 PostgreSQL 16 做主資料庫")).new_atom_id.unwrap();
+        let back = h
+            .correct(new, Replace, Some("專案用 PostgreSQL 16 做主資料庫"))
+            .new_atom_id
+            .unwrap();
         assert_eq!(h.recall_ids("PostgreSQL"), vec![back]);
-        let heads = h.memory.state().atoms.values().filter(|a| a.superseded_by.is_none()).count();
+        let heads = h
+            .memory
+            .state()
+            .atoms
+            .values()
+            .filter(|a| a.superseded_by.is_none())
+            .count();
         assert_eq!(heads, 1);
         let history = h.history(new);
         assert_eq!(history.relations.supersedes, vec![old]);

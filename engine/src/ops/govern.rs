@@ -42,11 +42,18 @@ pub struct GovernResult {
 impl<B: Backend> Memory<B> {
     pub fn govern(&mut self, req: &GovernRequest) -> Result<GovernResult> {
         self.refresh()?;
-        let mut result =
-            GovernResult { effect: Effect::Rejected, target_atom: req.target_atom.trim().to_owned(), lesson_atom_id: None, reason: None };
+        let mut result = GovernResult {
+            effect: Effect::Rejected,
+            target_atom: req.target_atom.trim().to_owned(),
+            lesson_atom_id: None,
+            reason: None,
+        };
         match self.plan_governance(req) {
             Ok((mutations, lesson)) => {
-                let erasing = matches!(req.action, GovernAction::Seal | GovernAction::Tombstone | GovernAction::DeriveLesson);
+                let erasing = matches!(
+                    req.action,
+                    GovernAction::Seal | GovernAction::Tombstone | GovernAction::DeriveLesson
+                );
                 self.write(mutations, erasing)?;
                 result.effect = Effect::Applied;
                 result.lesson_atom_id = lesson;
@@ -56,13 +63,23 @@ impl<B: Backend> Memory<B> {
         Ok(result)
     }
 
-    fn plan_governance(&mut self, req: &GovernRequest) -> std::result::Result<(Vec<Mutation>, Option<AtomId>), String> {
+    fn plan_governance(
+        &mut self,
+        req: &GovernRequest,
+    ) -> std::result::Result<(Vec<Mutation>, Option<AtomId>), String> {
         use Exposure::*;
         let reason = required_reason(&req.reason)?;
         let target = self.target(&req.target_atom, &req.scope)?.clone();
         let action = req.action;
-        if action != GovernAction::DeriveLesson && req.lesson_content.as_deref().is_some_and(|c| !c.trim().is_empty()) {
-            return Err(format!("lesson_content is only for derive_lesson, not {action}"));
+        if action != GovernAction::DeriveLesson
+            && req
+                .lesson_content
+                .as_deref()
+                .is_some_and(|c| !c.trim().is_empty())
+        {
+            return Err(format!(
+                "lesson_content is only for derive_lesson, not {action}"
+            ));
         }
         let from = target.exposure;
         let to = match (action, from) {
@@ -70,9 +87,17 @@ impl<B: Backend> Memory<B> {
             (GovernAction::Restore, Quarantined) => Visible,
             (GovernAction::Seal | GovernAction::DeriveLesson, Visible | Quarantined) => Sealed,
             (GovernAction::Tombstone, Visible | Quarantined | Sealed) => Tombstoned,
-            (GovernAction::Restore, _) => return Err(format!("atom {} is {from}, not quarantined: nothing to restore", target.id)),
+            (GovernAction::Restore, _) => {
+                return Err(format!(
+                    "atom {} is {from}, not quarantined: nothing to restore",
+                    target.id
+                ));
+            }
             (_, _) if from == Tombstoned || from == Sealed => {
-                return Err(format!("atom {} is already {from}: its content is gone", target.id));
+                return Err(format!(
+                    "atom {} is already {from}: its content is gone",
+                    target.id
+                ));
             }
             (_, _) => return Err(format!("atom {} is already {from}", target.id)),
         };
@@ -85,11 +110,20 @@ impl<B: Backend> Memory<B> {
             if content.trim().is_empty() {
                 return Err("derive_lesson needs lesson_content".into());
             }
-            let new =
-                NewAtom { content, kind: Kind::Lesson, source: Some(&by), scope: &target.scope, what: "lesson_content" };
+            let new = NewAtom {
+                content,
+                kind: Kind::Lesson,
+                source: Some(&by),
+                scope: &target.scope,
+                what: "lesson_content",
+            };
             let lesson = self.prepare_atom(&new)?;
             lesson_id = Some(lesson.id);
-            mutations.push(Mutation::AddEdge(Edge { from: lesson.id, to: target.id, kind: EdgeKind::DerivedLessonFrom }));
+            mutations.push(Mutation::AddEdge(Edge {
+                from: lesson.id,
+                to: target.id,
+                kind: EdgeKind::DerivedLessonFrom,
+            }));
             mutations.push(Mutation::PutAtom(lesson));
         }
         let mut updated = target.clone();
@@ -101,10 +135,20 @@ impl<B: Backend> Memory<B> {
         if to == Tombstoned {
             updated.source.clear();
             let placeholder = Tombstoned.placeholder().unwrap_or_default();
-            mutations.push(Mutation::ScrubEvents { atom: target.id, placeholder });
+            mutations.push(Mutation::ScrubEvents {
+                atom: target.id,
+                placeholder,
+            });
         }
         mutations.push(Mutation::PutAtom(updated));
-        let event = Event { id: self.new_id(now), atom: target.id, at: now, by, reason, change: Change::Exposure { from, to } };
+        let event = Event {
+            id: self.new_id(now),
+            atom: target.id,
+            at: now,
+            by,
+            reason,
+            change: Change::Exposure { from, to },
+        };
         mutations.push(Mutation::Record(event));
         Ok((mutations, lesson_id))
     }
@@ -118,7 +162,10 @@ mod tests {
 
     fn rejected(r: &GovernResult, needle: &str) {
         assert_eq!(r.effect, Effect::Rejected, "{r:?}");
-        assert!(r.reason.as_deref().unwrap_or("").contains(needle), "{r:?} lacks {needle}");
+        assert!(
+            r.reason.as_deref().unwrap_or("").contains(needle),
+            "{r:?} lacks {needle}"
+        );
     }
 
     #[test]
@@ -131,8 +178,19 @@ mod tests {
         rejected(&h.govern(id, Quarantine, None), "already quarantined");
         assert_eq!(h.govern(id, Restore, None).effect, Effect::Applied);
         assert_eq!(h.recall_ids("ECS 部署"), vec![id]);
-        let exposure: Vec<_> = h.history(id).exposure_history.iter().map(|e| (e.from, e.to)).collect();
-        assert_eq!(exposure, [(Exposure::Visible, Exposure::Quarantined), (Exposure::Quarantined, Exposure::Visible)]);
+        let exposure: Vec<_> = h
+            .history(id)
+            .exposure_history
+            .iter()
+            .map(|e| (e.from, e.to))
+            .collect();
+        assert_eq!(
+            exposure,
+            [
+                (Exposure::Visible, Exposure::Quarantined),
+                (Exposure::Quarantined, Exposure::Visible)
+            ]
+        );
     }
 
     #[test]
@@ -144,15 +202,24 @@ mod tests {
         assert!(!h.files_contain("pg_admin_123"));
         assert!(h.recall_ids("資料庫密碼").is_empty());
         let history = h.history(id);
-        assert_eq!(history.current.unwrap().content, "[governed payload hidden: sealed]");
+        assert_eq!(
+            history.current.unwrap().content,
+            "[governed payload hidden: sealed]"
+        );
         rejected(&h.govern(id, Seal, None), "already sealed");
         rejected(&h.govern(id, Quarantine, None), "already sealed");
         rejected(&h.govern(id, Restore, None), "not quarantined");
-        rejected(&h.govern(id, DeriveLesson, Some("lesson")), "already sealed");
+        rejected(
+            &h.govern(id, DeriveLesson, Some("lesson")),
+            "already sealed",
+        );
         // Reopen: still gone, still sealed.
         let reopened = Harness::with(h.backend.after_power_cut(), Default::default());
         let atom = reopened.memory.state().atom(id).unwrap();
-        assert_eq!((atom.exposure, atom.content.as_str()), (Exposure::Sealed, ""));
+        assert_eq!(
+            (atom.exposure, atom.content.as_str()),
+            (Exposure::Sealed, "")
+        );
     }
 
     #[test]
@@ -165,8 +232,14 @@ mod tests {
         assert_eq!((atom.content.as_str(), atom.source.as_str()), ("", ""));
         assert!(!h.files_contain("Alice Example"));
         let history = h.history(id);
-        assert_eq!(history.current.unwrap().content, "[governed payload hidden: tombstoned]");
-        assert_eq!(history.exposure_history[0].reason, "[governed payload hidden: tombstoned]");
+        assert_eq!(
+            history.current.unwrap().content,
+            "[governed payload hidden: tombstoned]"
+        );
+        assert_eq!(
+            history.exposure_history[0].reason,
+            "[governed payload hidden: tombstoned]"
+        );
         assert_eq!(history.exposure_history[1].reason, "test tombstone");
         rejected(&h.govern(id, Tombstone, None), "already tombstoned");
         // A sealed atom can still be tombstoned.
@@ -180,9 +253,19 @@ mod tests {
         let mut h = Harness::new();
         let secret = h.id("資料庫密碼是 pg_admin_123，連線串在 .env");
         rejected(&h.govern(secret, DeriveLesson, None), "lesson_content");
-        rejected(&h.govern(secret, Seal, Some("not for seal")), "only for derive_lesson");
-        rejected(&h.govern(secret, DeriveLesson, Some("password=hunter2")), "secret");
-        let r = h.govern(secret, DeriveLesson, Some("不要在記憶中儲存資料庫密碼和連線串，使用環境變數"));
+        rejected(
+            &h.govern(secret, Seal, Some("not for seal")),
+            "only for derive_lesson",
+        );
+        rejected(
+            &h.govern(secret, DeriveLesson, Some("password=hunter2")),
+            "secret",
+        );
+        let r = h.govern(
+            secret,
+            DeriveLesson,
+            Some("不要在記憶中儲存資料庫密碼和連線串，使用環境變數"),
+        );
         assert_eq!(r.effect, Effect::Applied);
         let lesson = r.lesson_atom_id.unwrap();
         assert!(!h.files_contain("pg_admin_123"));
@@ -193,9 +276,15 @@ mod tests {
         assert!(of_lesson.exposure_history.is_empty());
         let of_secret = h.history(secret);
         assert_eq!(of_secret.relations.related_lessons, vec![lesson]);
-        assert_eq!(of_secret.current.unwrap().content, "[governed payload hidden: sealed]");
+        assert_eq!(
+            of_secret.current.unwrap().content,
+            "[governed payload hidden: sealed]"
+        );
         let record = &of_secret.exposure_history[0];
-        assert_eq!((record.from, record.to, record.by.as_str()), (Exposure::Visible, Exposure::Sealed, "agent"));
+        assert_eq!(
+            (record.from, record.to, record.by.as_str()),
+            (Exposure::Visible, Exposure::Sealed, "agent")
+        );
     }
 
     #[test]
@@ -214,6 +303,9 @@ mod tests {
         req.reason = "cross tenant".into();
         req.scope = Scope::new("mallory", "mem0ai", "mem0", "main");
         rejected(&h.memory.govern(&req).unwrap(), "not found");
-        assert_eq!(h.memory.state().atom(id).unwrap().exposure, Exposure::Visible);
+        assert_eq!(
+            h.memory.state().atom(id).unwrap().exposure,
+            Exposure::Visible
+        );
     }
 }

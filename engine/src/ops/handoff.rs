@@ -34,6 +34,10 @@ impl<B: Backend> Memory<B> {
             what: "summary",
         };
         let result = self.write_new_atom(&new)?;
-        Ok(HandoffResult { atom_id: result.atom_id, effect: result.effect, reason: result.reason })
+        Ok(HandoffResult {
+            atom_id: result.atom_id,
+            effect: result.effect,
+            reason: result.reason,
+        })
     }
 }

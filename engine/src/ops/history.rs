@@ -2,7 +2,9 @@
 //! superseded_by, related_lessons in both directions), its corrections and
 //! its exposure changes. Destroyed content shows as the placeholder.
 
-use crate::atom::{Atom, AtomId, Change, CorrectAction, EdgeKind, Epistemic, Exposure, Kind, Polarity};
+use crate::atom::{
+    Atom, AtomId, Change, CorrectAction, EdgeKind, Epistemic, Exposure, Kind, Polarity,
+};
 use crate::error::Result;
 use crate::memory::Memory;
 use crate::scope::Scope;
@@ -90,7 +92,12 @@ pub struct HistoryResult {
 impl<B: Backend> Memory<B> {
     pub fn history(&mut self, req: &HistoryRequest) -> Result<HistoryResult> {
         self.refresh()?;
-        let refused = |reason: String| Ok(HistoryResult { reason: Some(reason), ..HistoryResult::default() });
+        let refused = |reason: String| {
+            Ok(HistoryResult {
+                reason: Some(reason),
+                ..HistoryResult::default()
+            })
+        };
         if let Some(problem) = req.scope.problem() {
             return refused(problem);
         }
@@ -98,38 +105,67 @@ impl<B: Backend> Memory<B> {
             Ok(id) => id,
             Err(reason) => return refused(reason),
         };
-        let Some(atom) = self.state.atom(id).filter(|a| a.scope.visible_from(&req.scope, req.remote)) else {
+        let Some(atom) = self
+            .state
+            .atom(id)
+            .filter(|a| a.scope.visible_from(&req.scope, req.remote))
+        else {
             return refused(format!("atom {id} not found in this scope"));
         };
-        let mut result = HistoryResult { current: Some(AtomView::from(atom)), ..HistoryResult::default() };
+        let mut result = HistoryResult {
+            current: Some(AtomView::from(atom)),
+            ..HistoryResult::default()
+        };
         for edge in &self.state.edges {
             match edge.kind {
-                EdgeKind::Supersedes if edge.from == id => result.relations.supersedes.push(edge.to),
-                EdgeKind::Supersedes if edge.to == id => result.relations.superseded_by.push(edge.from),
-                EdgeKind::DerivedLessonFrom if edge.from == id => result.relations.related_lessons.push(edge.to),
-                EdgeKind::DerivedLessonFrom if edge.to == id => result.relations.related_lessons.push(edge.from),
+                EdgeKind::Supersedes if edge.from == id => {
+                    result.relations.supersedes.push(edge.to)
+                }
+                EdgeKind::Supersedes if edge.to == id => {
+                    result.relations.superseded_by.push(edge.from)
+                }
+                EdgeKind::DerivedLessonFrom if edge.from == id => {
+                    result.relations.related_lessons.push(edge.to)
+                }
+                EdgeKind::DerivedLessonFrom if edge.to == id => {
+                    result.relations.related_lessons.push(edge.from)
+                }
                 _ => {}
             }
         }
         for event in &self.state.events {
             match &event.change {
-                Change::Correction { action, detail, new_atom } if event.atom == id || *new_atom == Some(id) => {
+                Change::Correction {
+                    action,
+                    detail,
+                    new_atom,
+                } if event.atom == id || *new_atom == Some(id) => {
                     result.corrections.push(CorrectionRecord {
                         action: *action,
                         reason: event.reason.clone(),
                         at: event.at,
                         by: event.by.clone(),
-                        new_atom_id: if event.atom == id { *new_atom } else { Some(event.atom) },
-                        change: if event.atom == id { detail.clone() } else { format!("supersedes {}", event.atom) },
+                        new_atom_id: if event.atom == id {
+                            *new_atom
+                        } else {
+                            Some(event.atom)
+                        },
+                        change: if event.atom == id {
+                            detail.clone()
+                        } else {
+                            format!("supersedes {}", event.atom)
+                        },
                     });
                 }
-                Change::Exposure { from, to } if event.atom == id => result.exposure_history.push(ExposureRecord {
-                    from: *from,
-                    to: *to,
-                    reason: event.reason.clone(),
-                    at: event.at,
-                    by: event.by.clone(),
-                }),
+                Change::Exposure { from, to } if event.atom == id => {
+                    result.exposure_history.push(ExposureRecord {
+                        from: *from,
+                        to: *to,
+                        reason: event.reason.clone(),
+                        at: event.at,
+                        by: event.by.clone(),
+                    })
+                }
                 _ => {}
             }
         }
@@ -147,9 +183,24 @@ mod tests {
         let mut h = Harness::new();
         let id = h.id("fact");
         assert!(h.history(AtomId(42)).reason.unwrap().contains("not found"));
-        let req = HistoryRequest { atom_id: "zzz".into(), scope: h.scope.clone(), remote: false };
-        assert!(h.memory.history(&req).unwrap().reason.unwrap().contains("ULID"));
-        let req = HistoryRequest { atom_id: id.to_string(), scope: Scope::personal("mallory"), remote: false };
+        let req = HistoryRequest {
+            atom_id: "zzz".into(),
+            scope: h.scope.clone(),
+            remote: false,
+        };
+        assert!(
+            h.memory
+                .history(&req)
+                .unwrap()
+                .reason
+                .unwrap()
+                .contains("ULID")
+        );
+        let req = HistoryRequest {
+            atom_id: id.to_string(),
+            scope: Scope::personal("mallory"),
+            remote: false,
+        };
         assert!(h.memory.history(&req).unwrap().current.is_none());
         let fresh = h.history(id);
         assert_eq!(fresh.current.unwrap().content, "fact");

@@ -28,7 +28,12 @@ pub struct MemorizeResult {
 
 impl MemorizeResult {
     pub(crate) fn rejected(reason: String) -> MemorizeResult {
-        MemorizeResult { atom_id: None, effect: Effect::Rejected, reason: Some(reason), deduped_with: None }
+        MemorizeResult {
+            atom_id: None,
+            effect: Effect::Rejected,
+            reason: Some(reason),
+            deduped_with: None,
+        }
     }
 }
 
@@ -70,7 +75,12 @@ impl<B: Backend> Memory<B> {
         }
         let id = atom.id;
         self.write(vec![Mutation::PutAtom(atom)], false)?;
-        Ok(MemorizeResult { atom_id: Some(id), effect: Effect::Applied, reason: None, deduped_with: None })
+        Ok(MemorizeResult {
+            atom_id: Some(id),
+            effect: Effect::Applied,
+            reason: None,
+            deduped_with: None,
+        })
     }
 
     /// A checked, redacted, inferred atom — not yet written — or the refusal.
@@ -79,7 +89,11 @@ impl<B: Backend> Memory<B> {
             return Err(problem);
         }
         let content = admit(new.content, self.config.max_content_bytes, new.what)?;
-        let source = new.source.map(str::trim).filter(|s| !s.is_empty()).unwrap_or("agent");
+        let source = new
+            .source
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .unwrap_or("agent");
         if source.len() > 256 {
             return Err("source is longer than 256 bytes".into());
         }
@@ -104,11 +118,18 @@ impl<B: Backend> Memory<B> {
     pub(crate) fn duplicate_of(&self, atom: &Atom) -> Option<AtomId> {
         let key = dedup_key(&atom.scope, atom.kind, &atom.content);
         let wanted = normalize(&atom.content);
-        self.indexes.dedup_candidates(key).iter().copied().find(|id| {
-            self.state.atom(*id).is_some_and(|other| {
-                other.active() && other.scope == atom.scope && other.kind == atom.kind && normalize(&other.content) == wanted
+        self.indexes
+            .dedup_candidates(key)
+            .iter()
+            .copied()
+            .find(|id| {
+                self.state.atom(*id).is_some_and(|other| {
+                    other.active()
+                        && other.scope == atom.scope
+                        && other.kind == atom.kind
+                        && normalize(&other.content) == wanted
+                })
             })
-        })
     }
 }
 
@@ -138,29 +159,47 @@ mod tests {
         let other = Scope::new("qiankun", "mem0ai", "mem0", "dev");
         assert_eq!(h.memorize_in("shared fact", &other).effect, Effect::Applied);
         let handoff = HandoffRequestFor::new("shared fact", &h.scope);
-        assert_eq!(h.memory.handoff(&handoff.0).unwrap().effect, Effect::Applied);
+        assert_eq!(
+            h.memory.handoff(&handoff.0).unwrap().effect,
+            Effect::Applied
+        );
     }
 
     struct HandoffRequestFor(super::super::HandoffRequest);
     impl HandoffRequestFor {
         fn new(summary: &str, scope: &Scope) -> Self {
-            HandoffRequestFor(super::super::HandoffRequest { summary: summary.into(), source: None, scope: scope.clone() })
+            HandoffRequestFor(super::super::HandoffRequest {
+                summary: summary.into(),
+                source: None,
+                scope: scope.clone(),
+            })
         }
     }
 
     #[test]
     fn refusals_have_reasons() {
         let mut h = Harness::new();
-        for (content, needle) in
-            [("", "empty"), ("  \t", "empty"), (&"長".repeat(3000), "limit"), ("password=hunter2", "secret")]
-        {
+        for (content, needle) in [
+            ("", "empty"),
+            ("  \t", "empty"),
+            (&"長".repeat(3000), "limit"),
+            ("password=hunter2", "secret"),
+        ] {
             let r = h.memorize(content);
             assert_eq!(r.effect, Effect::Rejected);
             assert!(r.reason.as_deref().unwrap().contains(needle), "{r:?}");
             assert_eq!(r.atom_id, None);
         }
-        let bad_scope = Scope { repository: None, ..h.scope.clone() };
-        assert!(h.memorize_in("fact", &bad_scope).reason.unwrap().contains("branch"));
+        let bad_scope = Scope {
+            repository: None,
+            ..h.scope.clone()
+        };
+        assert!(
+            h.memorize_in("fact", &bad_scope)
+                .reason
+                .unwrap()
+                .contains("branch")
+        );
         assert_eq!(h.memory.state().version, 0);
     }
 
@@ -169,7 +208,10 @@ mod tests {
         let mut h = Harness::new();
         let id = h.id("主庫連線 postgres://admin:s3cr3t@db:5432/app，token=abcd1234");
         let atom = h.memory.state().atom(id).unwrap();
-        assert_eq!(atom.content, "主庫連線 [REDACTED:connection_string]，[REDACTED:secret]");
+        assert_eq!(
+            atom.content,
+            "主庫連線 [REDACTED:connection_string]，[REDACTED:secret]"
+        );
         assert!(!h.files_contain("s3cr3t"));
         assert!(!h.files_contain("abcd1234"));
     }
@@ -178,11 +220,20 @@ mod tests {
     fn inference_is_recorded() {
         let mut h = Harness::new();
         let id = h.id("所有 API 必須加認證");
-        assert_eq!(h.memory.state().atom(id).unwrap().epistemic, Epistemic::Necessary);
+        assert_eq!(
+            h.memory.state().atom(id).unwrap().epistemic,
+            Epistemic::Necessary
+        );
         let id = h.id("考慮用 K8s 部署");
-        assert_eq!(h.memory.state().atom(id).unwrap().epistemic, Epistemic::Possible);
+        assert_eq!(
+            h.memory.state().atom(id).unwrap().epistemic,
+            Epistemic::Possible
+        );
         let id = h.id("不要在記憶中儲存密碼");
-        assert_eq!(h.memory.state().atom(id).unwrap().polarity, Polarity::Negative);
+        assert_eq!(
+            h.memory.state().atom(id).unwrap().polarity,
+            Polarity::Negative
+        );
     }
 
     #[test]

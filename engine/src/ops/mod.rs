@@ -16,7 +16,9 @@ pub use brief::{BriefRequest, BriefResult};
 pub use correct::{CorrectRequest, CorrectResult};
 pub use govern::{GovernRequest, GovernResult};
 pub use handoff::{HandoffRequest, HandoffResult};
-pub use history::{AtomView, CorrectionRecord, ExposureRecord, HistoryRequest, HistoryResult, Relations};
+pub use history::{
+    AtomView, CorrectionRecord, ExposureRecord, HistoryRequest, HistoryResult, Relations,
+};
 pub use memorize::{MemorizeRequest, MemorizeResult};
 pub use recall::{RecallRequest, RecallResult, Recalled, Signal};
 pub use stats::{IndexCoverage, Stats};
@@ -31,7 +33,11 @@ pub enum Effect {
 
 /// The actor for audit records: the explicit `by`, else the source, else `agent`.
 pub(crate) fn actor(by: Option<&str>, source: Option<&str>) -> String {
-    by.or(source).filter(|s| !s.trim().is_empty()).unwrap_or("agent").trim().to_owned()
+    by.or(source)
+        .filter(|s| !s.trim().is_empty())
+        .unwrap_or("agent")
+        .trim()
+        .to_owned()
 }
 
 /// A required free-text reason, trimmed, or the refusal.

@@ -88,15 +88,44 @@ struct Hints {
     words: Vec<&'static str>,
 }
 
-const HANDOFF_WORDS: &[&str] = &["handoffs", "handoff", "hand-off", "交接", "上次做到", "進度", "进度"];
+const HANDOFF_WORDS: &[&str] = &[
+    "handoffs",
+    "handoff",
+    "hand-off",
+    "交接",
+    "上次做到",
+    "進度",
+    "进度",
+];
 const LESSON_WORDS: &[&str] = &["lessons", "lesson", "教訓", "教训", "經驗", "经验"];
-const CONSTRAINT_WORDS: &[&str] =
-    &["constraints", "constraint", "rules", "rule", "約束", "约束", "規則", "规则", "硬性要求", "合規", "合规"];
+const CONSTRAINT_WORDS: &[&str] = &[
+    "constraints",
+    "constraint",
+    "rules",
+    "rule",
+    "約束",
+    "约束",
+    "規則",
+    "规则",
+    "硬性要求",
+    "合規",
+    "合规",
+];
 
 fn hints(query: &str) -> Hints {
     let q = query.to_lowercase();
-    let found = |words: &'static [&'static str]| words.iter().copied().filter(|w| q.contains(w)).collect::<Vec<_>>();
-    let (handoff, lesson, constraint) = (found(HANDOFF_WORDS), found(LESSON_WORDS), found(CONSTRAINT_WORDS));
+    let found = |words: &'static [&'static str]| {
+        words
+            .iter()
+            .copied()
+            .filter(|w| q.contains(w))
+            .collect::<Vec<_>>()
+    };
+    let (handoff, lesson, constraint) = (
+        found(HANDOFF_WORDS),
+        found(LESSON_WORDS),
+        found(CONSTRAINT_WORDS),
+    );
     let kind = if !handoff.is_empty() {
         Some(Kind::Handoff)
     } else if !lesson.is_empty() {
@@ -105,14 +134,22 @@ fn hints(query: &str) -> Hints {
         None
     };
     let constraint_hint = !constraint.is_empty();
-    Hints { kind, constraint: constraint_hint, words: [handoff, lesson, constraint].concat() }
+    Hints {
+        kind,
+        constraint: constraint_hint,
+        words: [handoff, lesson, constraint].concat(),
+    }
 }
 
 /// The query without hint words, unless nothing would be left.
 fn strip_hints(text: &str, hints: &Hints) -> String {
     let lower = text.to_lowercase();
     let stripped = hints.words.iter().fold(lower, |t, w| t.replace(w, " "));
-    if tokens(&stripped).is_empty() { text.to_owned() } else { stripped }
+    if tokens(&stripped).is_empty() {
+        text.to_owned()
+    } else {
+        stripped
+    }
 }
 
 fn categorical(atom: &Atom, hints: &Hints) -> f64 {
@@ -136,12 +173,17 @@ impl<B: Backend> Memory<B> {
     pub fn recall(&mut self, req: &RecallRequest) -> Result<RecallResult> {
         self.refresh()?;
         if let Some(reason) = refusal(req) {
-            return Ok(RecallResult { atoms: Vec::new(), reason: Some(reason) });
+            return Ok(RecallResult {
+                atoms: Vec::new(),
+                reason: Some(reason),
+            });
         }
         let now = self.now();
         let window = temporal::window(&req.query, now);
         let hints = hints(&req.query);
-        let text = window.as_ref().map_or_else(|| req.query.clone(), |w| temporal::strip(&req.query, w));
+        let text = window
+            .as_ref()
+            .map_or_else(|| req.query.clone(), |w| temporal::strip(&req.query, w));
         let text = strip_hints(&text, &hints);
         let mut relevance = self.keyword_relevance(&text, req);
         if tokens(&text).is_empty()
@@ -154,15 +196,29 @@ impl<B: Backend> Memory<B> {
             .filter_map(|(id, rel)| {
                 let atom = self.state.atom(id)?;
                 let value = rel.keyword.max(rel.chain);
-                (value >= MIN_RELEVANCE).then(|| (fuse(atom, rel, now, window.as_ref(), &hints, req.explain), rel.bm25))
+                (value >= MIN_RELEVANCE).then(|| {
+                    (
+                        fuse(atom, rel, now, window.as_ref(), &hints, req.explain),
+                        rel.bm25,
+                    )
+                })
             })
             .collect();
         hits.sort_by(|(a, a_bm25), (b, b_bm25)| {
-            b.score.total_cmp(&a.score).then(b_bm25.total_cmp(a_bm25)).then(b.atom_id.cmp(&a.atom_id))
+            b.score
+                .total_cmp(&a.score)
+                .then(b_bm25.total_cmp(a_bm25))
+                .then(b.atom_id.cmp(&a.atom_id))
         });
-        let limit = req.max_results.unwrap_or(DEFAULT_MAX_RESULTS).clamp(1, MAX_RESULTS_CAP) as usize;
+        let limit = req
+            .max_results
+            .unwrap_or(DEFAULT_MAX_RESULTS)
+            .clamp(1, MAX_RESULTS_CAP) as usize;
         hits.truncate(limit);
-        Ok(RecallResult { atoms: hits.into_iter().map(|(r, _)| r).collect(), reason: None })
+        Ok(RecallResult {
+            atoms: hits.into_iter().map(|(r, _)| r).collect(),
+            reason: None,
+        })
     }
 
     /// Whether an atom may appear in this caller's results at all.
@@ -175,14 +231,20 @@ impl<B: Backend> Memory<B> {
 
     fn keyword_relevance(&self, text: &str, req: &RecallRequest) -> HashMap<AtomId, Relevance> {
         let mut out: HashMap<AtomId, Relevance> = HashMap::new();
-        let Some(index) = self.indexes.keyword(&req.scope.tenant_id) else { return out };
+        let Some(index) = self.indexes.keyword(&req.scope.tenant_id) else {
+            return out;
+        };
         for (id, KeywordHit { coverage, bm25 }) in index.search(text) {
-            let Some(atom) = self.state.atom(id) else { continue };
+            let Some(atom) = self.state.atom(id) else {
+                continue;
+            };
             if self.recallable(atom, req) {
                 let entry = out.entry(id).or_default();
                 entry.keyword = entry.keyword.max(coverage);
                 entry.bm25 = entry.bm25.max(bm25);
-            } else if atom.superseded_by.is_some() && atom.scope.visible_from(&req.scope, req.remote) {
+            } else if atom.superseded_by.is_some()
+                && atom.scope.visible_from(&req.scope, req.remote)
+            {
                 if let Some(head) = self.chain_head(atom) {
                     let entry = out.entry(head).or_default();
                     entry.chain = entry.chain.max(coverage * CHAIN_DECAY);
@@ -201,12 +263,25 @@ impl<B: Backend> Memory<B> {
                 None => break,
             }
         }
-        (current.exposure == Exposure::Visible && current.superseded_by.is_none() && !current.negated).then_some(current.id)
+        (current.exposure == Exposure::Visible
+            && current.superseded_by.is_none()
+            && !current.negated)
+            .then_some(current.id)
     }
 
     /// A query of time words only: every recallable atom, ranked by the window.
-    fn window_candidates(&self, window: &Window, req: &RecallRequest, out: &mut HashMap<AtomId, Relevance>) {
-        for atom in self.state.atoms.values().filter(|a| self.recallable(a, req)) {
+    fn window_candidates(
+        &self,
+        window: &Window,
+        req: &RecallRequest,
+        out: &mut HashMap<AtomId, Relevance>,
+    ) {
+        for atom in self
+            .state
+            .atoms
+            .values()
+            .filter(|a| self.recallable(a, req))
+        {
             let inside = temporal::signal(atom.created_at, atom.created_at, Some(window));
             out.entry(atom.id).or_default().keyword = inside;
         }
@@ -221,19 +296,49 @@ fn refusal(req: &RecallRequest) -> Option<String> {
         return Some("query is empty".into());
     }
     if req.query.len() > MAX_QUERY_BYTES {
-        return Some(format!("query is {} bytes, over the limit of {MAX_QUERY_BYTES}", req.query.len()));
+        return Some(format!(
+            "query is {} bytes, over the limit of {MAX_QUERY_BYTES}",
+            req.query.len()
+        ));
     }
     None
 }
 
-fn fuse(atom: &Atom, rel: Relevance, now: Timestamp, window: Option<&Window>, hints: &Hints, explain: bool) -> Recalled {
+fn fuse(
+    atom: &Atom,
+    rel: Relevance,
+    now: Timestamp,
+    window: Option<&Window>,
+    hints: &Hints,
+    explain: bool,
+) -> Recalled {
     let relevance = rel.keyword.max(rel.chain);
     let time = temporal::signal(atom.created_at, now, window);
     let category = categorical(atom, hints);
-    let (w_rel, w_time, w_cat) = if window.is_some() { (0.55, 0.30, 0.15) } else { (0.70, 0.15, 0.15) };
+    let (w_rel, w_time, w_cat) = if window.is_some() {
+        (0.55, 0.30, 0.15)
+    } else {
+        (0.70, 0.15, 0.15)
+    };
     let parts = [
-        ("keyword", rel.keyword, if rel.keyword >= rel.chain { relevance * w_rel } else { 0.0 }),
-        ("chain", rel.chain, if rel.chain > rel.keyword { relevance * w_rel } else { 0.0 }),
+        (
+            "keyword",
+            rel.keyword,
+            if rel.keyword >= rel.chain {
+                relevance * w_rel
+            } else {
+                0.0
+            },
+        ),
+        (
+            "chain",
+            rel.chain,
+            if rel.chain > rel.keyword {
+                relevance * w_rel
+            } else {
+                0.0
+            },
+        ),
         ("temporal", time, relevance * w_time * time),
         ("categorical", category, relevance * w_cat * category),
     ];
@@ -249,7 +354,14 @@ fn fuse(atom: &Atom, rel: Relevance, now: Timestamp, window: Option<&Window>, hi
         polarity: atom.polarity,
         negated: atom.negated,
         explain: if explain {
-            parts.iter().map(|&(name, value, contribution)| Signal { name, value, contribution }).collect()
+            parts
+                .iter()
+                .map(|&(name, value, contribution)| Signal {
+                    name,
+                    value,
+                    contribution,
+                })
+                .collect()
         } else {
             Vec::new()
         },
@@ -268,9 +380,19 @@ mod tests {
         let pg = h.id("專案用 PostgreSQL 16 做主資料庫，不用 MongoDB");
         h.id("前端用 React 18 和 TypeScript");
         h.id("部署用 ECS，不用 K8s");
-        for query in ["資料庫選型", "数据库选型", "我們資料庫用的什麼來著？", "PostgreSQL", "postgres 資料庫"] {
+        for query in [
+            "資料庫選型",
+            "数据库选型",
+            "我們資料庫用的什麼來著？",
+            "PostgreSQL",
+            "postgres 資料庫",
+        ] {
             let hits = h.recall(query);
-            assert_eq!(hits.first().map(|r| r.atom_id), Some(pg), "{query}: {hits:?}");
+            assert_eq!(
+                hits.first().map(|r| r.atom_id),
+                Some(pg),
+                "{query}: {hits:?}"
+            );
             assert!(hits[0].score > 0.0 && hits[0].score <= 1.0);
         }
     }
@@ -279,18 +401,42 @@ mod tests {
     fn scope_isolation() {
         let mut h = Harness::new();
         let mine = h.id("branch memory about Redis");
-        let personal = h.memorize_in("personal: I prefer Redis", &Scope::personal("qiankun")).atom_id.unwrap();
-        let org = Scope { repository: None, branch: None, ..h.scope.clone() };
-        let org_id = h.memorize_in("org: company standard is Redis", &org).atom_id.unwrap();
-        h.memorize_in("sibling branch Redis", &Scope::new("qiankun", "mem0ai", "mem0", "dev"));
-        h.memorize_in("other repo Redis", &Scope::new("qiankun", "mem0ai", "other", "main"));
-        h.memorize_in("other tenant Redis", &Scope::new("mallory", "mem0ai", "mem0", "main"));
+        let personal = h
+            .memorize_in("personal: I prefer Redis", &Scope::personal("qiankun"))
+            .atom_id
+            .unwrap();
+        let org = Scope {
+            repository: None,
+            branch: None,
+            ..h.scope.clone()
+        };
+        let org_id = h
+            .memorize_in("org: company standard is Redis", &org)
+            .atom_id
+            .unwrap();
+        h.memorize_in(
+            "sibling branch Redis",
+            &Scope::new("qiankun", "mem0ai", "mem0", "dev"),
+        );
+        h.memorize_in(
+            "other repo Redis",
+            &Scope::new("qiankun", "mem0ai", "other", "main"),
+        );
+        h.memorize_in(
+            "other tenant Redis",
+            &Scope::new("mallory", "mem0ai", "mem0", "main"),
+        );
         let mut ids = h.recall_ids("Redis");
         ids.sort();
         let mut want = vec![mine, personal, org_id];
         want.sort();
         assert_eq!(ids, want);
-        let remote = h.recall_with(RecallRequest { query: "Redis".into(), scope: h.scope.clone(), remote: true, ..Default::default() });
+        let remote = h.recall_with(RecallRequest {
+            query: "Redis".into(),
+            scope: h.scope.clone(),
+            remote: true,
+            ..Default::default()
+        });
         assert!(remote.iter().all(|r| r.atom_id != personal));
         assert_eq!(remote.len(), 2);
     }
@@ -299,9 +445,24 @@ mod tests {
     fn chain_head_inherits_an_old_match() {
         let mut h = Harness::new();
         let old = h.id("主資料庫是 PostgreSQL 16");
-        let new = h.correct(old, CorrectAction::Replace, Some("主資料庫升級完成，現在是 17 版")).new_atom_id.unwrap();
-        let hits = h.recall_with(RecallRequest { query: "PostgreSQL".into(), scope: h.scope.clone(), explain: true, ..Default::default() });
-        assert_eq!(hits.iter().map(|r| r.atom_id).collect::<Vec<_>>(), vec![new]);
+        let new = h
+            .correct(
+                old,
+                CorrectAction::Replace,
+                Some("主資料庫升級完成，現在是 17 版"),
+            )
+            .new_atom_id
+            .unwrap();
+        let hits = h.recall_with(RecallRequest {
+            query: "PostgreSQL".into(),
+            scope: h.scope.clone(),
+            explain: true,
+            ..Default::default()
+        });
+        assert_eq!(
+            hits.iter().map(|r| r.atom_id).collect::<Vec<_>>(),
+            vec![new]
+        );
         let chain = hits[0].explain.iter().find(|s| s.name == "chain").unwrap();
         assert!(chain.contribution > 0.0);
         let total: f64 = hits[0].explain.iter().map(|s| s.contribution).sum();
@@ -330,7 +491,12 @@ mod tests {
             h.id(&format!("cache note number {i}"));
         }
         assert_eq!(h.recall_ids("cache note").len(), 10);
-        let req = RecallRequest { query: "cache note".into(), max_results: Some(25), scope: h.scope.clone(), ..Default::default() };
+        let req = RecallRequest {
+            query: "cache note".into(),
+            max_results: Some(25),
+            scope: h.scope.clone(),
+            ..Default::default()
+        };
         assert_eq!(h.recall_with(req).len(), 25);
         let rule = h.id("All cache keys must carry a tenant prefix");
         assert_eq!(h.recall_ids("cache constraint").first(), Some(&rule));
@@ -340,10 +506,24 @@ mod tests {
     fn bad_queries_are_refused() {
         let mut h = Harness::new();
         for query in ["", "   ", &"q".repeat(5000)] {
-            let r = h.memory.recall(&RecallRequest { query: query.into(), scope: h.scope.clone(), ..Default::default() }).unwrap();
+            let r = h
+                .memory
+                .recall(&RecallRequest {
+                    query: query.into(),
+                    scope: h.scope.clone(),
+                    ..Default::default()
+                })
+                .unwrap();
             assert!(r.reason.is_some() && r.atoms.is_empty());
         }
-        let r = h.memory.recall(&RecallRequest { query: "x".into(), scope: Scope::personal(" "), ..Default::default() }).unwrap();
+        let r = h
+            .memory
+            .recall(&RecallRequest {
+                query: "x".into(),
+                scope: Scope::personal(" "),
+                ..Default::default()
+            })
+            .unwrap();
         assert!(r.reason.unwrap().contains("tenant"));
     }
 }

@@ -31,14 +31,26 @@ impl<B: Backend> Memory<B> {
             .state
             .edges
             .iter()
-            .filter(|e| [e.from, e.to].iter().all(|id| self.state.atom(*id).is_some_and(&in_scope)))
+            .filter(|e| {
+                [e.from, e.to]
+                    .iter()
+                    .all(|id| self.state.atom(*id).is_some_and(&in_scope))
+            })
             .count();
-        let keyword = atoms.iter().filter(|a| self.indexes.is_keyword_indexed(a)).count() as u64;
+        let keyword = atoms
+            .iter()
+            .filter(|a| self.indexes.is_keyword_indexed(a))
+            .count() as u64;
         let placed = atoms.iter().filter(|a| !a.exposure.destroyed()).count() as u64;
         Ok(Stats {
             atoms: atoms.len() as u64,
             edges: edges as u64,
-            indexes: IndexCoverage { semantic: 0, keyword, temporal: placed, categorical: placed },
+            indexes: IndexCoverage {
+                semantic: 0,
+                keyword,
+                temporal: placed,
+                categorical: placed,
+            },
             snapshot_version: self.state.version,
         })
     }
@@ -61,7 +73,10 @@ mod tests {
         h.govern(b, GovernAction::Seal, None);
         let s = h.memory.stats(None).unwrap();
         assert_eq!((s.atoms, s.edges, s.snapshot_version), (4, 1, 5));
-        assert_eq!((s.indexes.keyword, s.indexes.temporal, s.indexes.semantic), (3, 3, 0));
+        assert_eq!(
+            (s.indexes.keyword, s.indexes.temporal, s.indexes.semantic),
+            (3, 3, 0)
+        );
         let elsewhere = h.memory.stats(Some(&Scope::personal("mallory"))).unwrap();
         assert_eq!(elsewhere.atoms, 0);
     }

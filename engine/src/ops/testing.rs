@@ -38,9 +38,18 @@ impl Harness {
     }
 
     pub fn with(backend: MemBackend, config: Config) -> Harness {
-        let env = std::sync::Arc::new(std::sync::Mutex::new(FixedEnv { now: T0, counter: 0 }));
-        let memory = Memory::open(backend.clone(), config, Box::new(SharedEnv(env.clone()))).unwrap();
-        Harness { memory, backend, env, scope: Scope::new("qiankun", "mem0ai", "mem0", "main") }
+        let env = std::sync::Arc::new(std::sync::Mutex::new(FixedEnv {
+            now: T0,
+            counter: 0,
+        }));
+        let memory =
+            Memory::open(backend.clone(), config, Box::new(SharedEnv(env.clone()))).unwrap();
+        Harness {
+            memory,
+            backend,
+            env,
+            scope: Scope::new("qiankun", "mem0ai", "mem0", "main"),
+        }
     }
 
     pub fn advance_days(&self, days: f64) {
@@ -52,7 +61,11 @@ impl Harness {
     }
 
     pub fn memorize_in(&mut self, content: &str, scope: &Scope) -> MemorizeResult {
-        let req = MemorizeRequest { content: content.into(), source: Some("user".into()), scope: scope.clone() };
+        let req = MemorizeRequest {
+            content: content.into(),
+            source: Some("user".into()),
+            scope: scope.clone(),
+        };
         self.memory.memorize(&req).unwrap()
     }
 
@@ -63,7 +76,11 @@ impl Harness {
     }
 
     pub fn recall(&mut self, query: &str) -> Vec<Recalled> {
-        self.recall_with(RecallRequest { query: query.into(), scope: self.scope.clone(), ..Default::default() })
+        self.recall_with(RecallRequest {
+            query: query.into(),
+            scope: self.scope.clone(),
+            ..Default::default()
+        })
     }
 
     pub fn recall_with(&mut self, req: RecallRequest) -> Vec<Recalled> {
@@ -76,7 +93,12 @@ impl Harness {
         self.recall(query).iter().map(|r| r.atom_id).collect()
     }
 
-    pub fn correct(&mut self, id: AtomId, action: CorrectAction, new_content: Option<&str>) -> CorrectResult {
+    pub fn correct(
+        &mut self,
+        id: AtomId,
+        action: CorrectAction,
+        new_content: Option<&str>,
+    ) -> CorrectResult {
         let req = CorrectRequest {
             target_atom: id.to_string(),
             action,
@@ -88,7 +110,12 @@ impl Harness {
         self.memory.correct(&req).unwrap()
     }
 
-    pub fn govern(&mut self, id: AtomId, action: GovernAction, lesson: Option<&str>) -> GovernResult {
+    pub fn govern(
+        &mut self,
+        id: AtomId,
+        action: GovernAction,
+        lesson: Option<&str>,
+    ) -> GovernResult {
         let req = GovernRequest {
             target_atom: id.to_string(),
             action,
@@ -101,12 +128,19 @@ impl Harness {
     }
 
     pub fn history(&mut self, id: AtomId) -> HistoryResult {
-        let req = HistoryRequest { atom_id: id.to_string(), scope: self.scope.clone(), remote: false };
+        let req = HistoryRequest {
+            atom_id: id.to_string(),
+            scope: self.scope.clone(),
+            remote: false,
+        };
         self.memory.history(&req).unwrap()
     }
 
     /// Whether any file of the store holds these bytes.
     pub fn files_contain(&self, needle: &str) -> bool {
-        self.backend.all_bytes().iter().any(|(_, bytes)| bytes.windows(needle.len()).any(|w| w == needle.as_bytes()))
+        self.backend
+            .all_bytes()
+            .iter()
+            .any(|(_, bytes)| bytes.windows(needle.len()).any(|w| w == needle.as_bytes()))
     }
 }

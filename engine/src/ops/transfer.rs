@@ -32,9 +32,17 @@ pub struct ImportResult {
 #[derive(Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 enum Line {
-    Header { format: String, version: u32, snapshot_version: u64 },
+    Header {
+        format: String,
+        version: u32,
+        snapshot_version: u64,
+    },
     Atom(AtomLine),
-    Edge { from: String, to: String, kind: String },
+    Edge {
+        from: String,
+        to: String,
+        kind: String,
+    },
     Event(EventLine),
 }
 
@@ -118,7 +126,11 @@ fn event_line(event: &Event) -> EventLine {
         to: None,
     };
     match &event.change {
-        Change::Correction { action, detail, new_atom } => {
+        Change::Correction {
+            action,
+            detail,
+            new_atom,
+        } => {
             line.change = "correction".into();
             line.action = Some(action.to_string());
             line.detail = Some(detail.clone());
@@ -134,7 +146,8 @@ fn event_line(event: &Event) -> EventLine {
 }
 
 fn json(line: &Line) -> Result<String> {
-    serde_json::to_string(line).map_err(|e| Error::Invalid(format!("cannot encode export line: {e}")))
+    serde_json::to_string(line)
+        .map_err(|e| Error::Invalid(format!("cannot encode export line: {e}")))
 }
 
 fn time(text: &str) -> std::result::Result<Timestamp, String> {
@@ -167,7 +180,11 @@ impl AtomLine {
             id: self.atom_id.parse()?,
             content,
             kind: self.kind.parse()?,
-            source: if exposure == Exposure::Tombstoned { String::new() } else { self.source },
+            source: if exposure == Exposure::Tombstoned {
+                String::new()
+            } else {
+                self.source
+            },
             scope,
             epistemic: self.epistemic.parse()?,
             polarity: self.polarity.parse()?,
@@ -184,7 +201,11 @@ impl EventLine {
     fn into_event(self) -> std::result::Result<Event, String> {
         let change = match self.change.as_str() {
             "correction" => Change::Correction {
-                action: self.action.as_deref().unwrap_or("").parse::<CorrectAction>()?,
+                action: self
+                    .action
+                    .as_deref()
+                    .unwrap_or("")
+                    .parse::<CorrectAction>()?,
                 detail: self.detail.unwrap_or_default(),
                 new_atom: opt_id(self.new_atom_id.as_ref())?,
             },
@@ -210,7 +231,11 @@ impl<B: Backend> Memory<B> {
     pub fn export(&mut self, scope: Option<&Scope>) -> Result<String> {
         self.refresh()?;
         let state = &self.state;
-        let included = |id: &AtomId| state.atom(*id).is_some_and(|a| scope.is_none_or(|s| a.scope.visible_from(s, false)));
+        let included = |id: &AtomId| {
+            state
+                .atom(*id)
+                .is_some_and(|a| scope.is_none_or(|s| a.scope.visible_from(s, false)))
+        };
         let mut lines = vec![json(&Line::Header {
             format: EXPORT_FORMAT.into(),
             version: EXPORT_VERSION,
@@ -219,8 +244,16 @@ impl<B: Backend> Memory<B> {
         for atom in state.atoms.values().filter(|a| included(&a.id)) {
             lines.push(json(&Line::Atom(atom_line(atom)))?);
         }
-        for edge in state.edges.iter().filter(|e| included(&e.from) && included(&e.to)) {
-            lines.push(json(&Line::Edge { from: edge.from.to_string(), to: edge.to.to_string(), kind: edge.kind.to_string() })?);
+        for edge in state
+            .edges
+            .iter()
+            .filter(|e| included(&e.from) && included(&e.to))
+        {
+            lines.push(json(&Line::Edge {
+                from: edge.from.to_string(),
+                to: edge.to.to_string(),
+                kind: edge.kind.to_string(),
+            })?);
         }
         for event in state.events.iter().filter(|e| included(&e.atom)) {
             lines.push(json(&Line::Event(event_line(event)))?);
@@ -237,32 +270,52 @@ impl<B: Backend> Memory<B> {
             Ok(mutations) if !mutations.is_empty() => self.write(mutations, false)?,
             Ok(_) => {}
             Err(reason) => {
-                return Ok(ImportResult { rejected_lines: result.rejected_lines.max(1), reason: Some(reason), ..ImportResult::default() });
+                return Ok(ImportResult {
+                    rejected_lines: result.rejected_lines.max(1),
+                    reason: Some(reason),
+                    ..ImportResult::default()
+                });
             }
         }
         Ok(result)
     }
 
-    fn plan_import(&self, jsonl: &str, result: &mut ImportResult) -> std::result::Result<Vec<Mutation>, String> {
+    fn plan_import(
+        &self,
+        jsonl: &str,
+        result: &mut ImportResult,
+    ) -> std::result::Result<Vec<Mutation>, String> {
         let max = self.config.max_content_bytes;
         let mut atoms = Vec::new();
         let mut edges: Vec<Edge> = Vec::new();
         let mut events = Vec::new();
         let mut first_error = None;
-        for (n, raw) in jsonl.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
-            let parsed = serde_json::from_str::<Line>(raw).map_err(|e| e.to_string()).and_then(|line| match line {
-                Line::Header { format, version, .. } if format != EXPORT_FORMAT || version != EXPORT_VERSION => {
-                    Err(format!("unsupported export {format} v{version}"))
-                }
-                Line::Header { .. } => Ok(()),
-                Line::Atom(a) => a.into_atom(max).map(|a| atoms.push(a)),
-                Line::Edge { from, to, kind } => {
-                    let edge = Edge { from: from.parse()?, to: to.parse()?, kind: kind.parse::<EdgeKind>()? };
-                    edges.push(edge);
-                    Ok(())
-                }
-                Line::Event(e) => e.into_event().map(|e| events.push(e)),
-            });
+        for (n, raw) in jsonl
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| !l.trim().is_empty())
+        {
+            let parsed = serde_json::from_str::<Line>(raw)
+                .map_err(|e| e.to_string())
+                .and_then(|line| match line {
+                    Line::Header {
+                        format, version, ..
+                    } if format != EXPORT_FORMAT || version != EXPORT_VERSION => {
+                        Err(format!("unsupported export {format} v{version}"))
+                    }
+                    Line::Header { .. } => Ok(()),
+                    Line::Atom(a) => a.into_atom(max).map(|a| atoms.push(a)),
+                    Line::Edge { from, to, kind } => {
+                        let edge = Edge {
+                            from: from.parse()?,
+                            to: to.parse()?,
+                            kind: kind.parse::<EdgeKind>()?,
+                        };
+                        edges.push(edge);
+                        Ok(())
+                    }
+                    Line::Event(e) => e.into_event().map(|e| events.push(e)),
+                });
             if let Err(e) = parsed {
                 result.rejected_lines += 1;
                 first_error.get_or_insert(format!("line {}: {e}", n + 1));
@@ -284,7 +337,10 @@ impl<B: Backend> Memory<B> {
         let mut have_edges: HashSet<Edge> = self.state.edges.iter().copied().collect();
         for edge in edges {
             if !known.contains(&edge.from) || !known.contains(&edge.to) {
-                return Err(format!("nothing imported; edge {} -> {} names an unknown atom", edge.from, edge.to));
+                return Err(format!(
+                    "nothing imported; edge {} -> {} names an unknown atom",
+                    edge.from, edge.to
+                ));
             }
             if have_edges.insert(edge) {
                 result.edges_added += 1;
@@ -311,9 +367,17 @@ mod tests {
     fn populated() -> Harness {
         let mut h = Harness::new();
         let old = h.id("專案用 PostgreSQL 16 做主資料庫");
-        h.correct(old, CorrectAction::Replace, Some("專案用 PostgreSQL 17 做主資料庫"));
+        h.correct(
+            old,
+            CorrectAction::Replace,
+            Some("專案用 PostgreSQL 17 做主資料庫"),
+        );
         let secret = h.id("資料庫密碼是 pg_admin_123");
-        h.govern(secret, GovernAction::DeriveLesson, Some("不要在記憶中儲存密碼"));
+        h.govern(
+            secret,
+            GovernAction::DeriveLesson,
+            Some("不要在記憶中儲存密碼"),
+        );
         let q = h.id("quarantined thought");
         h.govern(q, GovernAction::Quarantine, None);
         h.memorize_in("other tenant note", &Scope::personal("mallory"));
@@ -334,9 +398,26 @@ mod tests {
         assert_eq!(fresh.memory.state().events, h.memory.state().events);
         let version = fresh.memory.state().version;
         let again = fresh.memory.import(&dump).unwrap();
-        assert_eq!((again.atoms_added, again.atoms_skipped, again.edges_added, again.events_added), (0, 6, 0, 0));
+        assert_eq!(
+            (
+                again.atoms_added,
+                again.atoms_skipped,
+                again.edges_added,
+                again.events_added
+            ),
+            (0, 6, 0, 0)
+        );
         assert_eq!(fresh.memory.state().version, version);
-        assert_eq!(fresh.memory.export(None).unwrap().lines().skip(1).collect::<Vec<_>>(), dump.lines().skip(1).collect::<Vec<_>>());
+        assert_eq!(
+            fresh
+                .memory
+                .export(None)
+                .unwrap()
+                .lines()
+                .skip(1)
+                .collect::<Vec<_>>(),
+            dump.lines().skip(1).collect::<Vec<_>>()
+        );
         assert_eq!(fresh.recall_ids("PostgreSQL").len(), 1);
     }
 
@@ -360,6 +441,14 @@ mod tests {
         assert!(r.reason.unwrap().starts_with("nothing imported"));
         assert_eq!(fresh.memory.state().version, 0);
         let secret_line = "{\"type\":\"atom\",\"atom_id\":\"01M8NN1ZBGCATK0BFF5SHXS18G\",\"content\":\"password=x\",\"kind\":\"memory\",\"source\":\"user\",\"scope\":{\"tenant_id\":\"t\"},\"epistemic\":\"actual\",\"polarity\":\"affirmative\",\"exposure_state\":\"visible\",\"negated\":false,\"superseded_by\":null,\"created_at\":\"2026-01-01T00:00:00Z\",\"updated_at\":\"2026-01-01T00:00:00Z\"}";
-        assert!(fresh.memory.import(secret_line).unwrap().reason.unwrap().contains("secret"));
+        assert!(
+            fresh
+                .memory
+                .import(secret_line)
+                .unwrap()
+                .reason
+                .unwrap()
+                .contains("secret")
+        );
     }
 }

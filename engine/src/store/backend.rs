@@ -29,7 +29,9 @@ pub trait Backend {
 
     /// The whole file.
     fn read_all(&self, name: &str) -> io::Result<Vec<u8>> {
-        let len = self.len(name)?.ok_or_else(|| io::Error::new(ErrorKind::NotFound, name.to_owned()))?;
+        let len = self
+            .len(name)?
+            .ok_or_else(|| io::Error::new(ErrorKind::NotFound, name.to_owned()))?;
         let mut buf = vec![0; usize::try_from(len).map_err(io::Error::other)?];
         let mut done = 0;
         while done < buf.len() {
@@ -61,7 +63,12 @@ impl FsBackend {
     }
 
     fn open(&self, name: &str, write: bool) -> io::Result<File> {
-        OpenOptions::new().read(true).write(write).create(write).truncate(false).open(self.path(name))
+        OpenOptions::new()
+            .read(true)
+            .write(write)
+            .create(write)
+            .truncate(false)
+            .open(self.path(name))
     }
 }
 
@@ -175,14 +182,31 @@ impl MemBackend {
         let files = dir
             .files
             .iter()
-            .map(|(name, f)| (name.clone(), MemFile { data: f.durable.clone(), durable: f.durable.clone() }))
+            .map(|(name, f)| {
+                (
+                    name.clone(),
+                    MemFile {
+                        data: f.durable.clone(),
+                        durable: f.durable.clone(),
+                    },
+                )
+            })
             .collect();
-        MemBackend { inner: Arc::new(Mutex::new(MemDir { files, ..MemDir::default() })) }
+        MemBackend {
+            inner: Arc::new(Mutex::new(MemDir {
+                files,
+                ..MemDir::default()
+            })),
+        }
     }
 
     /// Every byte of every file, for erasure checks.
     pub fn all_bytes(&self) -> Vec<(String, Vec<u8>)> {
-        self.dir().files.iter().map(|(n, f)| (n.clone(), f.data.clone())).collect()
+        self.dir()
+            .files
+            .iter()
+            .map(|(n, f)| (n.clone(), f.data.clone()))
+            .collect()
     }
 
     /// Flips one byte of a file (bit rot).
@@ -219,7 +243,11 @@ impl MemDir {
     }
 
     fn alive(&self) -> io::Result<()> {
-        if self.dead { Err(powered_off()) } else { Ok(()) }
+        if self.dead {
+            Err(powered_off())
+        } else {
+            Ok(())
+        }
     }
 }
 
@@ -239,7 +267,10 @@ impl Backend for MemBackend {
     fn read_at(&self, name: &str, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
         let dir = self.dir();
         dir.alive()?;
-        let file = dir.files.get(name).ok_or_else(|| io::Error::new(ErrorKind::NotFound, name.to_owned()))?;
+        let file = dir
+            .files
+            .get(name)
+            .ok_or_else(|| io::Error::new(ErrorKind::NotFound, name.to_owned()))?;
         let start = (offset as usize).min(file.data.len());
         let n = buf.len().min(file.data.len() - start);
         buf[..n].copy_from_slice(&file.data[start..start + n]);
@@ -290,7 +321,10 @@ impl Backend for MemBackend {
     fn rename(&self, from: &str, to: &str) -> io::Result<()> {
         let mut dir = self.dir();
         dir.alive()?;
-        let file = dir.files.remove(from).ok_or_else(|| io::Error::new(ErrorKind::NotFound, from.to_owned()))?;
+        let file = dir
+            .files
+            .remove(from)
+            .ok_or_else(|| io::Error::new(ErrorKind::NotFound, from.to_owned()))?;
         dir.files.insert(to.to_owned(), file);
         Ok(())
     }

@@ -34,9 +34,13 @@ pub fn parse_header(magic: &[u8; 8], bytes: &[u8]) -> Result<u64> {
     }
     let version = u32::from_le_bytes(bytes[8..12].try_into().expect("4 bytes"));
     if version != FORMAT_VERSION {
-        return Err(Error::Corrupt(format!("format version {version} is not supported (this build reads {FORMAT_VERSION})")));
+        return Err(Error::Corrupt(format!(
+            "format version {version} is not supported (this build reads {FORMAT_VERSION})"
+        )));
     }
-    Ok(u64::from_le_bytes(bytes[12..20].try_into().expect("8 bytes")))
+    Ok(u64::from_le_bytes(
+        bytes[12..20].try_into().expect("8 bytes"),
+    ))
 }
 
 pub fn frame(payload: &[u8]) -> Vec<u8> {
@@ -107,9 +111,13 @@ mod tests {
     fn frames_detect_tears_and_rot() {
         let mut bytes = frame(b"first");
         bytes.extend(frame(b"second"));
-        let Next::Frame(p, at) = next(&bytes, 0) else { panic!() };
+        let Next::Frame(p, at) = next(&bytes, 0) else {
+            panic!()
+        };
         assert_eq!(p, b"first");
-        let Next::Frame(p, end) = next(&bytes, at) else { panic!() };
+        let Next::Frame(p, end) = next(&bytes, at) else {
+            panic!()
+        };
         assert_eq!(p, b"second");
         assert_eq!(next(&bytes, end), Next::End);
         assert_eq!(next(&bytes[..end - 1], at), Next::Bad);

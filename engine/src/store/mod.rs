@@ -62,7 +62,11 @@ fn parse_name(name: &str) -> Option<(&str, u64)> {
 }
 
 fn decode<T: serde::de::DeserializeOwned>(payload: &[u8], what: &str) -> Result<T> {
-    postcard::from_bytes(payload).map_err(|e| Error::Corrupt(format!("{what} passed its checksum but does not decode: {e}")))
+    postcard::from_bytes(payload).map_err(|e| {
+        Error::Corrupt(format!(
+            "{what} passed its checksum but does not decode: {e}"
+        ))
+    })
 }
 
 fn encode<T: serde::Serialize>(value: &T) -> Result<Vec<u8>> {
@@ -73,7 +77,12 @@ impl<B: Backend> Store<B> {
     /// Opens (or creates) the store and recovers it: picks the newest
     /// snapshot, replays its log, cuts a torn tail, removes stale files.
     pub fn open(backend: B, compact_after: u64) -> Result<(Store<B>, State, Recovery)> {
-        let mut store = Store { backend, generation: 0, log_end: HEADER_LEN, compact_after };
+        let mut store = Store {
+            backend,
+            generation: 0,
+            log_end: HEADER_LEN,
+            compact_after,
+        };
         let mut recovery = Recovery::default();
         let state = store.load(&mut recovery)?;
         Ok((store, state, recovery))
@@ -93,24 +102,36 @@ impl<B: Backend> Store<B> {
     }
 
     fn latest_generation(&self, names: &[String]) -> u64 {
-        names.iter().filter_map(|n| parse_name(n)).filter(|(p, _)| *p == "snap").map(|(_, g)| g).max().unwrap_or(0)
+        names
+            .iter()
+            .filter_map(|n| parse_name(n))
+            .filter(|(p, _)| *p == "snap")
+            .map(|(_, g)| g)
+            .max()
+            .unwrap_or(0)
     }
 
     fn load(&mut self, recovery: &mut Recovery) -> Result<State> {
         let names = self.backend.list()?;
         let generation = self.latest_generation(&names);
-        let mut state = if generation == 0 { State::default() } else { self.read_snapshot(generation)? };
+        let mut state = if generation == 0 {
+            State::default()
+        } else {
+            self.read_snapshot(generation)?
+        };
         self.generation = generation;
         self.log_end = HEADER_LEN;
         let log = log_name(generation);
         if self.backend.len(&log)?.is_none() {
-            self.backend.write_at(&log, 0, &frame::header(LOG_MAGIC, generation))?;
+            self.backend
+                .write_at(&log, 0, &frame::header(LOG_MAGIC, generation))?;
             self.backend.sync(&log)?;
             self.backend.sync_dir()?;
         }
         recovery.dropped_tail_bytes += self.replay(&mut state, &mut Vec::new())?;
         for name in names {
-            let stale = name.ends_with(".tmp") || parse_name(&name).is_some_and(|(_, g)| g != generation);
+            let stale =
+                name.ends_with(".tmp") || parse_name(&name).is_some_and(|(_, g)| g != generation);
             if stale {
                 self.backend.remove(&name)?;
                 recovery.removed_files.push(name);
@@ -126,11 +147,15 @@ impl<B: Backend> Store<B> {
         let bytes = self.backend.read_all(&snap_name(generation))?;
         let found = frame::parse_header(SNAP_MAGIC, &bytes)?;
         if found != generation {
-            return Err(Error::Corrupt(format!("snapshot {generation} claims generation {found}")));
+            return Err(Error::Corrupt(format!(
+                "snapshot {generation} claims generation {found}"
+            )));
         }
         match frame::next(&bytes, HEADER_LEN as usize) {
             Next::Frame(payload, _) => decode(payload, "snapshot"),
-            _ => Err(Error::Corrupt(format!("snapshot {generation} fails its checksum"))),
+            _ => Err(Error::Corrupt(format!(
+                "snapshot {generation} fails its checksum"
+            ))),
         }
     }
 
@@ -145,13 +170,17 @@ impl<B: Backend> Store<B> {
             if n < head.len() {
                 // A log whose header never made it: nothing acknowledged is in it.
                 self.backend.truncate(&log, 0)?;
-                self.backend.write_at(&log, 0, &frame::header(LOG_MAGIC, self.generation))?;
+                self.backend
+                    .write_at(&log, 0, &frame::header(LOG_MAGIC, self.generation))?;
                 self.backend.sync(&log)?;
                 return Ok(n as u64);
             }
             let found = frame::parse_header(LOG_MAGIC, &head)?;
             if found != self.generation {
-                return Err(Error::Corrupt(format!("log {} claims generation {found}", self.generation)));
+                return Err(Error::Corrupt(format!(
+                    "log {} claims generation {found}",
+                    self.generation
+                )));
             }
         }
         if len <= self.log_end {
@@ -196,7 +225,9 @@ impl<B: Backend> Store<B> {
     pub fn catch_up(&mut self, state: &mut State) -> Result<CatchUp> {
         let mut caught = CatchUp::default();
         let names = self.backend.list()?;
-        if self.latest_generation(&names) != self.generation || !names.contains(&log_name(self.generation)) {
+        if self.latest_generation(&names) != self.generation
+            || !names.contains(&log_name(self.generation))
+        {
             *state = self.load(&mut caught.recovery)?;
             caught.reloaded = true;
         } else {
@@ -243,7 +274,8 @@ impl<B: Backend> Store<B> {
         self.backend.rename(&tmp, &snap_name(next))?;
         let log = log_name(next);
         self.backend.remove(&log)?;
-        self.backend.write_at(&log, 0, &frame::header(LOG_MAGIC, next))?;
+        self.backend
+            .write_at(&log, 0, &frame::header(LOG_MAGIC, next))?;
         self.backend.sync(&log)?;
         self.backend.sync_dir()?;
         self.backend.remove(&log_name(self.generation))?;

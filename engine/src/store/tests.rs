@@ -23,7 +23,10 @@ fn atom(n: u128, content: &str) -> Atom {
 }
 
 fn put(store: &mut Store<MemBackend>, state: &mut State, n: u128) -> Result<()> {
-    let txn = state.txn(vec![Mutation::PutAtom(atom(n, &format!("memory number {n}")))]);
+    let txn = state.txn(vec![Mutation::PutAtom(atom(
+        n,
+        &format!("memory number {n}"),
+    ))]);
     store.commit(state, txn)
 }
 
@@ -49,7 +52,10 @@ fn compaction_keeps_state_and_leaves_one_generation() {
     assert!(store.generation() > 1);
     let mut names: Vec<_> = mem.list().unwrap();
     names.sort();
-    assert_eq!(names, vec![log_name(store.generation()), snap_name(store.generation())]);
+    assert_eq!(
+        names,
+        vec![log_name(store.generation()), snap_name(store.generation())]
+    );
     let (_, reopened, _) = Store::open(mem.after_power_cut(), 200).unwrap();
     assert_eq!(reopened, state);
 }
@@ -65,7 +71,10 @@ fn erasing_commit_removes_the_bytes_from_every_file() {
     let txn = state.txn(vec![Mutation::PutAtom(sealed)]);
     store.commit_erasing(&mut state, txn).unwrap();
     for (name, bytes) in mem.all_bytes() {
-        assert!(!bytes.windows(8).any(|w| w == b"launch c"), "{name} still holds the sealed text");
+        assert!(
+            !bytes.windows(8).any(|w| w == b"launch c"),
+            "{name} still holds the sealed text"
+        );
     }
     let (_, reopened, _) = Store::open(mem.after_power_cut(), u64::MAX).unwrap();
     assert_eq!(reopened.atom(AtomId(1)).unwrap().exposure, Exposure::Sealed);
@@ -88,7 +97,10 @@ fn power_cut_at_every_write_keeps_acknowledged_commits() {
             let (_, reopened, _) = Store::open(mem.after_power_cut(), 300)
                 .unwrap_or_else(|e| panic!("cut {cut} torn {torn}: reopen failed: {e}"));
             for n in &acked {
-                assert!(reopened.atom(AtomId(*n)).is_some(), "cut {cut} torn {torn}: lost acknowledged {n}");
+                assert!(
+                    reopened.atom(AtomId(*n)).is_some(),
+                    "cut {cut} torn {torn}: lost acknowledged {n}"
+                );
             }
             // Nothing half-read: every atom is whole, versions are contiguous.
             assert!(reopened.atoms.len() as u64 == reopened.version);
@@ -123,7 +135,10 @@ fn damage_in_the_middle_is_refused_not_dropped() {
     mem.corrupt(&log_name(0), HEADER_LEN as usize + 12);
     match Store::open(mem.clone(), u64::MAX) {
         Err(Error::Corrupt(msg)) => assert!(msg.contains("refusing")),
-        other => panic!("expected corruption, got {:?}", other.map(|(_, s, _)| s.version)),
+        other => panic!(
+            "expected corruption, got {:?}",
+            other.map(|(_, s, _)| s.version)
+        ),
     }
 }
 
@@ -133,7 +148,11 @@ fn two_handles_catch_up_with_each_other() {
     let (mut a, mut sa, _) = Store::open(mem.clone(), 250).unwrap();
     let (mut b, mut sb, _) = Store::open(mem.clone(), 250).unwrap();
     for n in 1..=20 {
-        let (store, state) = if n % 2 == 0 { (&mut a, &mut sa) } else { (&mut b, &mut sb) };
+        let (store, state) = if n % 2 == 0 {
+            (&mut a, &mut sa)
+        } else {
+            (&mut b, &mut sb)
+        };
         store.catch_up(state).unwrap();
         put(store, state, n).unwrap();
     }

@@ -12,38 +12,157 @@
 use crate::atom::{Epistemic, Polarity};
 
 const NECESSARY_ZH: &[&str] = &[
-    "必須", "必须", "務必", "务必", "一定要", "不得", "不准", "禁止", "嚴禁", "严禁", "絕不", "绝不", "絕對不", "绝对不",
-    "不可以", "不允許", "不允许", "強制", "强制", "硬性", "合規要求", "合规要求", "一律", "永遠不", "永远不", "只能",
+    "必須",
+    "必须",
+    "務必",
+    "务必",
+    "一定要",
+    "不得",
+    "不准",
+    "禁止",
+    "嚴禁",
+    "严禁",
+    "絕不",
+    "绝不",
+    "絕對不",
+    "绝对不",
+    "不可以",
+    "不允許",
+    "不允许",
+    "強制",
+    "强制",
+    "硬性",
+    "合規要求",
+    "合规要求",
+    "一律",
+    "永遠不",
+    "永远不",
+    "只能",
 ];
 const NECESSARY_EN: &[&str] = &[
-    "must", "never", "always", "shall", "required", "requires", "mandatory", "forbidden", "prohibited", "cannot", "can't",
+    "must",
+    "never",
+    "always",
+    "shall",
+    "required",
+    "requires",
+    "mandatory",
+    "forbidden",
+    "prohibited",
+    "cannot",
+    "can't",
 ];
 const POSSIBLE_ZH: &[&str] = &[
-    "考慮", "考虑", "評估", "评估", "可能", "也許", "也许", "或許", "或许", "大概", "聽說", "听说", "據說", "据说", "打算",
-    "計劃", "计划", "暫定", "暂定", "待定", "不確定", "不确定", "似乎", "好像", "傾向", "倾向", "候選", "候选", "試試", "试试",
-    "調研", "调研", "研究一下", "待確認", "待确认",
+    "考慮",
+    "考虑",
+    "評估",
+    "评估",
+    "可能",
+    "也許",
+    "也许",
+    "或許",
+    "或许",
+    "大概",
+    "聽說",
+    "听说",
+    "據說",
+    "据说",
+    "打算",
+    "計劃",
+    "计划",
+    "暫定",
+    "暂定",
+    "待定",
+    "不確定",
+    "不确定",
+    "似乎",
+    "好像",
+    "傾向",
+    "倾向",
+    "候選",
+    "候选",
+    "試試",
+    "试试",
+    "調研",
+    "调研",
+    "研究一下",
+    "待確認",
+    "待确认",
 ];
 const POSSIBLE_EN: &[&str] = &[
-    "maybe", "perhaps", "might", "possibly", "probably", "considering", "consider", "evaluate", "evaluating", "tentative",
-    "tentatively", "rumor", "rumour", "heard", "unsure", "uncertain", "planning", "plan to", "thinking about", "could",
-    "may", "candidate",
+    "maybe",
+    "perhaps",
+    "might",
+    "possibly",
+    "probably",
+    "considering",
+    "consider",
+    "evaluate",
+    "evaluating",
+    "tentative",
+    "tentatively",
+    "rumor",
+    "rumour",
+    "heard",
+    "unsure",
+    "uncertain",
+    "planning",
+    "plan to",
+    "thinking about",
+    "could",
+    "may",
+    "candidate",
 ];
-const CONDITIONAL_ZH: &[&str] = &["如果", "假如", "若是", "若", "除非", "只要", "一旦", "的話", "的话", "否則", "否则"];
-const CONDITIONAL_EN: &[&str] = &["if", "unless", "when", "whenever", "provided", "in case", "otherwise", "as long as"];
+const CONDITIONAL_ZH: &[&str] = &[
+    "如果", "假如", "若是", "若", "除非", "只要", "一旦", "的話", "的话", "否則", "否则",
+];
+const CONDITIONAL_EN: &[&str] = &[
+    "if",
+    "unless",
+    "when",
+    "whenever",
+    "provided",
+    "in case",
+    "otherwise",
+    "as long as",
+];
 const NEGATIVE_ZH: &[&str] = &[
-    "不要", "不用", "不能", "不可", "不會", "不会", "不是", "不再", "不該", "不该", "不應", "不应", "沒有", "没有", "沒", "没",
-    "無", "无", "別", "别", "勿", "禁止", "不得", "不准", "放棄", "放弃", "廢棄", "废弃", "未", "非",
+    "不要", "不用", "不能", "不可", "不會", "不会", "不是", "不再", "不該", "不该", "不應", "不应",
+    "沒有", "没有", "沒", "没", "無", "无", "別", "别", "勿", "禁止", "不得", "不准", "放棄",
+    "放弃", "廢棄", "废弃", "未", "非",
 ];
 const NEGATIVE_EN: &[&str] = &[
-    "not", "no", "never", "don't", "doesn't", "didn't", "won't", "isn't", "aren't", "wasn't", "shouldn't", "cannot",
-    "can't", "avoid", "without", "stop", "stopped", "drop", "dropped", "abandon", "abandoned",
+    "not",
+    "no",
+    "never",
+    "don't",
+    "doesn't",
+    "didn't",
+    "won't",
+    "isn't",
+    "aren't",
+    "wasn't",
+    "shouldn't",
+    "cannot",
+    "can't",
+    "avoid",
+    "without",
+    "stop",
+    "stopped",
+    "drop",
+    "dropped",
+    "abandon",
+    "abandoned",
 ];
 
 pub fn epistemic(content: &str) -> Epistemic {
     let lower = content.to_lowercase();
     if has_zh(&lower, NECESSARY_ZH) || has_en(&lower, NECESSARY_EN) {
         Epistemic::Necessary
-    } else if has_zh(&lower, POSSIBLE_ZH) || has_en(&lower, POSSIBLE_EN) || lower.trim_end().ends_with(['?', '？']) {
+    } else if has_zh(&lower, POSSIBLE_ZH)
+        || has_en(&lower, POSSIBLE_EN)
+        || lower.trim_end().ends_with(['?', '？'])
+    {
         Epistemic::Possible
     } else {
         Epistemic::Actual
@@ -55,7 +174,10 @@ pub fn polarity(content: &str) -> Polarity {
     if has_zh(&lower, CONDITIONAL_ZH) || has_en(&lower, CONDITIONAL_EN) {
         return Polarity::Conditional;
     }
-    let first = lower.split(['，', ',', '。', '.', ';', '；', '\n', '!', '！']).find(|c| !c.trim().is_empty()).unwrap_or("");
+    let first = lower
+        .split(['，', ',', '。', '.', ';', '；', '\n', '!', '！'])
+        .find(|c| !c.trim().is_empty())
+        .unwrap_or("");
     if has_zh(first, NEGATIVE_ZH) || has_en(first, NEGATIVE_EN) {
         Polarity::Negative
     } else {

@@ -16,7 +16,10 @@ pub fn admit(content: &str, max_bytes: usize, what: &str) -> Result<String, Stri
         return Err(format!("{what} is empty"));
     }
     if content.len() > max_bytes {
-        return Err(format!("{what} is {} bytes, over the limit of {max_bytes} bytes", content.len()));
+        return Err(format!(
+            "{what} is {} bytes, over the limit of {max_bytes} bytes",
+            content.len()
+        ));
     }
     let redacted = redact::redact(content.trim());
     if redact::nothing_but_secrets(&redacted.text) {
@@ -39,9 +42,21 @@ mod tests {
 
     #[test]
     fn admission_refuses_empty_huge_and_bare_secrets() {
-        assert!(admit("   \n", 8192, "content").unwrap_err().contains("empty"));
-        assert!(admit(&"x".repeat(9000), 8192, "content").unwrap_err().contains("8192"));
-        assert!(admit("ghp_abcdefghijklmnopqrstuvwxyz0123456789", 8192, "content").unwrap_err().contains("secret"));
+        assert!(
+            admit("   \n", 8192, "content")
+                .unwrap_err()
+                .contains("empty")
+        );
+        assert!(
+            admit(&"x".repeat(9000), 8192, "content")
+                .unwrap_err()
+                .contains("8192")
+        );
+        assert!(
+            admit("ghp_abcdefghijklmnopqrstuvwxyz0123456789", 8192, "content")
+                .unwrap_err()
+                .contains("secret")
+        );
         assert_eq!(admit("  keep me  ", 8192, "content").unwrap(), "keep me");
     }
 }

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Set-up for a fresh machine: installs what HMG needs (the wasm32-wasip2 Rust
+# target), builds the engine component and every host in one release build,
+# installs `hmg` into $CARGO_HOME/bin, then shows a memorize + recall.
+#
+#   ./setup.sh            build, install, demo
+#   ./setup.sh --build    build only (what ./test.sh uses)
+set -euo pipefail
+cd "$(dirname "$0")"
+
+# One target directory outside the clone, shared by every build and by CI.
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/hmg/target}"
+
+step() { printf '\n== %s\n' "$*" >&2; }
+
+step "toolchain"
+rustup show active-toolchain >/dev/null # installs the pinned toolchain (rust-toolchain.toml) if missing
+rustup target add wasm32-wasip2 >/dev/null
+
+step "engine component (wasm32-wasip2)"
+cargo build --release --locked --target wasm32-wasip2 -p engine
+
+step "hosts and tests (one release build)"
+cargo build --release --locked --workspace --all-targets
+
+[ "${1:-}" = "--build" ] && exit 0
+
+step "install hmg"
+bin_dir="${CARGO_HOME:-$HOME/.cargo}/bin"
+mkdir -p "$bin_dir"
+install -m 755 "$CARGO_TARGET_DIR/release/hmg" "$bin_dir/hmg"
+echo "installed $bin_dir/hmg"
+
+step "demo: memorize + recall (store in a temporary directory)"
+demo="$(mktemp -d)"
+hmg="$bin_dir/hmg"
+"$hmg" --store "$demo" memorize --source user "專案用 PostgreSQL 16 做主資料庫，不用 MongoDB"
+"$hmg" --store "$demo" recall "資料庫選型"

@@ -1,0 +1,363 @@
+//! The `hmg` binary: the seed walk-through with `--json`, exact field names,
+//! exit codes, one-line errors, scope inference from git, and the
+//! session-start hook.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use hmg_e2e::{files_containing, hmg_binary};
+use serde_json::Value;
+
+struct Cli {
+    store: tempfile::TempDir,
+}
+
+impl Cli {
+    fn new() -> Cli {
+        Cli {
+            store: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    fn command(&self, cwd: Option<&Path>) -> Command {
+        let mut cmd = Command::new(hmg_binary());
+        cmd.arg("--store")
+            .arg(self.store.path())
+            .env_remove("HMG_STORE")
+            .env_remove("HMG_SESSION");
+        if let Some(dir) = cwd {
+            cmd.current_dir(dir);
+        }
+        cmd
+    }
+
+    fn raw(&self, args: &[&str]) -> Output {
+        self.command(None)
+            .args([
+                "--tenant",
+                "qiankun",
+                "--workspace",
+                "mem0ai",
+                "--repository",
+                "mem0",
+                "--branch",
+                "main",
+            ])
+            .args(args)
+            .output()
+            .unwrap()
+    }
+
+    /// Runs with `--json`; returns the object and the exit code.
+    fn json(&self, args: &[&str]) -> (Value, i32) {
+        let mut all = vec!["--json"];
+        all.extend_from_slice(args);
+        let out = self.raw(&all);
+        let stdout = String::from_utf8(out.stdout).unwrap();
+        assert_eq!(
+            stdout.lines().count(),
+            1,
+            "exactly one JSON line expected, got {stdout:?}"
+        );
+        (
+            serde_json::from_str(&stdout).unwrap(),
+            out.status.code().unwrap(),
+        )
+    }
+
+    fn ok(&self, args: &[&str]) -> Value {
+        let (value, code) = self.json(args);
+        assert_eq!(code, 0, "{args:?} -> {value}");
+        value
+    }
+}
+
+fn keys(value: &Value) -> Vec<&str> {
+    let mut keys: Vec<&str> = value
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    keys.sort();
+    keys
+}
+
+fn s<'a>(value: &'a Value, key: &str) -> &'a str {
+    value[key]
+        .as_str()
+        .unwrap_or_else(|| panic!("{key} missing in {value}"))
+}
+
+#[test]
+fn seed_walkthrough_with_json() {
+    let cli = Cli::new();
+    let m = cli.ok(&[
+        "memorize",
+        "--source",
+        "user",
+        "專案用 PostgreSQL 16 做主資料庫，不用 MongoDB",
+    ]);
+    assert_eq!(keys(&m), ["atom_id", "effect"]);
+    assert_eq!(m["effect"], "applied");
+    let pg16 = s(&m, "atom_id").to_owned();
+
+    let d = cli.ok(&["memorize", "專案用 PostgreSQL 16 做主資料庫，不用 MongoDB"]);
+    assert_eq!(keys(&d), ["atom_id", "deduped_with", "effect", "reason"]);
+    assert_eq!(
+        (d["effect"].as_str(), s(&d, "deduped_with")),
+        (Some("no_op"), pg16.as_str())
+    );
+
+    let r = cli.ok(&["recall", "資料庫選型"]);
+    assert_eq!(keys(&r), ["atoms"]);
+    let hit = &r["atoms"][0];
+    assert_eq!(
+        keys(hit),
+        [
+            "atom_id",
+            "content",
+            "created_at",
+            "epistemic",
+            "kind",
+            "negated",
+            "polarity",
+            "score",
+            "source"
+        ]
+    );
+    assert_eq!(
+        (s(hit, "atom_id"), s(hit, "source")),
+        (pg16.as_str(), "user")
+    );
+    let score = hit["score"].as_f64().unwrap();
+    assert!(score > 0.0 && score <= 1.0);
+
+    let c = cli.ok(&[
+        "correct",
+        &pg16,
+        "replace",
+        "--reason",
+        "已升級到 PostgreSQL 17",
+        "--new-content",
+        "專案用 PostgreSQL 17 做主資料庫",
+    ]);
+    assert_eq!(keys(&c), ["effect", "new_atom_id", "target_atom"]);
+    let pg17 = s(&c, "new_atom_id").to_owned();
+
+    let (rej, code) = cli.json(&["correct", &pg16, "negate", "--reason", "superseded already"]);
+    assert_eq!(code, 3);
+    assert_eq!(keys(&rej), ["effect", "reason", "target_atom"]);
+    assert_eq!(rej["effect"], "rejected");
+
+    let h = cli.ok(&["history", &pg17]);
+    assert_eq!(
+        keys(&h),
+        ["corrections", "current", "exposure_history", "relations"]
+    );
+    assert_eq!(
+        keys(&h["relations"]),
+        ["related_lessons", "superseded_by", "supersedes"]
+    );
+    assert_eq!(h["relations"]["supersedes"][0], pg16.as_str());
+    assert_eq!(h["corrections"][0]["reason"], "已升級到 PostgreSQL 17");
+
+    let mongo = s(&cli.ok(&["memorize", "用 MongoDB 做會話快取"]), "atom_id").to_owned();
+    cli.ok(&[
+        "correct",
+        &mongo,
+        "negate",
+        "--reason",
+        "MongoDB 快取方案已廢棄，改用 Redis",
+    ]);
+    assert_eq!(
+        cli.ok(&["recall", "MongoDB 會話快取"])["atoms"],
+        Value::Array(vec![])
+    );
+    let negated = cli.ok(&["recall", "--include-negated", "MongoDB 會話快取"]);
+    assert_eq!(negated["atoms"][0]["negated"], true);
+    cli.ok(&[
+        "correct",
+        &mongo,
+        "replace",
+        "--reason",
+        "negate 有誤",
+        "--new-content",
+        "用 MongoDB 做會話快取，仍在使用",
+    ]);
+
+    let kong = s(&cli.ok(&["memorize", "考慮 API 閘道器用 Kong"]), "atom_id").to_owned();
+    for (action, code) in [
+        ("confirm_actual", 0),
+        ("confirm_actual", 3),
+        ("confirm_necessary", 0),
+        ("confirm_actual", 3),
+        ("demote", 0),
+        ("demote", 3),
+    ] {
+        assert_eq!(
+            cli.json(&["correct", &kong, action, "--reason", "ladder"])
+                .1,
+            code,
+            "{action}"
+        );
+    }
+
+    let (red, code) = cli.json(&["memorize", "token=ghp_abcdefghijklmnopqrstuvwxyz0123456789"]);
+    assert_eq!((red["effect"].as_str(), code), (Some("rejected"), 3));
+
+    let secret = s(
+        &cli.ok(&["memorize", "資料庫密碼是 pg_admin_123"]),
+        "atom_id",
+    )
+    .to_owned();
+    let g = cli.ok(&[
+        "govern",
+        &secret,
+        "derive_lesson",
+        "--reason",
+        "內容含明文資料庫密碼",
+        "--lesson-content",
+        "不要在記憶中儲存資料庫密碼和連線串，使用環境變數",
+    ]);
+    assert_eq!(keys(&g), ["effect", "lesson_atom_id", "target_atom"]);
+    assert!(files_containing(cli.store.path(), "pg_admin_123").is_empty());
+    let sealed = cli.ok(&["history", &secret]);
+    assert_eq!(
+        sealed["current"]["content"],
+        "[governed payload hidden: sealed]"
+    );
+    assert_eq!(
+        keys(&sealed["exposure_history"][0]),
+        ["at", "by", "from", "reason", "to"]
+    );
+    assert_eq!(sealed["exposure_history"][0]["by"], "qiankun");
+
+    let k8s = s(&cli.ok(&["memorize", "用 K8s 部署"]), "atom_id").to_owned();
+    cli.ok(&["govern", &k8s, "quarantine", "--reason", "待確認"]);
+    assert_eq!(cli.ok(&["recall", "K8s"])["atoms"], Value::Array(vec![]));
+    cli.ok(&["govern", &k8s, "restore", "--reason", "確認"]);
+    cli.ok(&["govern", &k8s, "tombstone", "--reason", "不再需要"]);
+
+    let ho = cli.ok(&[
+        "handoff",
+        "修復了 login.py 的空指標問題；下一步：補整合測試",
+    ]);
+    assert_eq!(keys(&ho), ["atom_id", "effect"]);
+    let brief = cli.ok(&["brief"]);
+    assert!(s(&brief, "text").contains("login.py"));
+
+    let st = cli.ok(&["stats"]);
+    assert_eq!(keys(&st), ["atoms", "edges", "indexes", "snapshot_version"]);
+    assert_eq!(
+        keys(&st["indexes"]),
+        ["categorical", "keyword", "semantic", "temporal"]
+    );
+    assert_eq!(
+        (st["atoms"].as_u64(), st["edges"].as_u64()),
+        (Some(9), Some(3))
+    );
+
+    let hook = cli.raw(&["hook", "session-start"]);
+    let hook: Value = serde_json::from_slice(&hook.stdout).unwrap();
+    assert_eq!(hook["hookSpecificOutput"]["hookEventName"], "SessionStart");
+    assert!(
+        hook["hookSpecificOutput"]["additionalContext"]
+            .as_str()
+            .unwrap()
+            .contains("login.py")
+    );
+}
+
+#[test]
+fn human_output_errors_and_exit_codes() {
+    let cli = Cli::new();
+    let out = cli.raw(&["memorize", "前端用 React 18"]);
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("applied "));
+    let out = cli.raw(&["recall", "React"]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("前端用 React 18"));
+
+    let out = cli.raw(&["memorize", "   "]);
+    assert_eq!(out.status.code(), Some(3));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("rejected: content is empty"));
+
+    let out = cli.raw(&["correct", "not-an-id", "frobnicate", "--reason", "x"]);
+    assert_eq!(out.status.code(), Some(2), "usage error");
+
+    let file = cli.store.path().join("not-a-dir");
+    std::fs::write(&file, "x").unwrap();
+    let out = Command::new(hmg_binary())
+        .arg("--store")
+        .arg(&file)
+        .args(["stats"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.starts_with("hmg: "), "{err}");
+}
+
+#[test]
+fn scope_comes_from_git_and_siblings_stay_apart() {
+    let cli = Cli::new();
+    let work = tempfile::tempdir().unwrap();
+    let repo = |branch: &str| {
+        let git = work.path().join("shop/.git");
+        std::fs::create_dir_all(&git).unwrap();
+        std::fs::write(git.join("HEAD"), format!("ref: refs/heads/{branch}\n")).unwrap();
+        std::fs::write(
+            git.join("config"),
+            "[remote \"origin\"]\n\turl = git@github.com:acme/shop.git\n",
+        )
+        .unwrap();
+        work.path().join("shop")
+    };
+    let run = |dir: &Path, args: &[&str]| -> Value {
+        let out = cli
+            .command(Some(dir))
+            .env("HMG_TENANT", "alice")
+            .arg("--json")
+            .args(args)
+            .output()
+            .unwrap();
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let main = repo("main");
+    let id = s(
+        &run(&main, &["memorize", "checkout uses Stripe"]),
+        "atom_id",
+    )
+    .to_owned();
+    let org = s(
+        &run(
+            &main,
+            &["memorize", "--org", "acme deploys on Fridays never"],
+        ),
+        "atom_id",
+    )
+    .to_owned();
+    let view = run(&main, &["history", &id]);
+    assert_eq!(
+        view["current"]["scope"],
+        serde_json::json!({"tenant_id": "alice", "workspace": "acme", "repository": "shop", "branch": "main"})
+    );
+    assert_eq!(
+        run(&main, &["history", &org])["current"]["scope"],
+        serde_json::json!({"tenant_id": "alice", "workspace": "acme"})
+    );
+    let feature = repo("feature");
+    let hits = run(&feature, &["recall", "Stripe checkout deploys Fridays"]);
+    let ids: Vec<&str> = hits["atoms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["atom_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        ids,
+        [org.as_str()],
+        "the branch memory must stay on its branch; the org memory is inherited"
+    );
+}
