@@ -8,4 +8,6 @@ export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/hmg/target}"
 
 cargo fmt --all --check
 ./setup.sh --build
-cargo test --release --locked --workspace
+log="$(mktemp)"
+cargo test --release --locked --workspace 2>&1 | tee "$log"
+awk '/^test result:/ { passed += $4; failed += $6 } END { printf "\nall suites: %d passed, %d failed\n", passed, failed }' "$log"

@@ -99,7 +99,7 @@ fn seed_walkthrough() {
         [pg17.as_str()]
     );
     let h = s.history(&pg17).unwrap();
-    assert_eq!(h.relations.supersedes, [pg16.clone()]);
+    assert_eq!(h.relations.supersedes, std::slice::from_ref(&pg16));
     assert_eq!(h.corrections[0].reason, "已升級到 PostgreSQL 17");
 
     // Negate: gone from recall, content untouched.
@@ -211,14 +211,20 @@ fn seed_walkthrough() {
         Vec::<std::path::PathBuf>::new()
     );
     let of_lesson = s.history(&lesson).unwrap();
-    assert_eq!(of_lesson.relations.related_lessons, [secret.clone()]);
+    assert_eq!(
+        of_lesson.relations.related_lessons,
+        std::slice::from_ref(&secret)
+    );
     assert!(of_lesson.exposure_history.is_empty());
     let of_secret = s.history(&secret).unwrap();
     assert_eq!(
         of_secret.current.as_ref().unwrap().content,
         "[governed payload hidden: sealed]"
     );
-    assert_eq!(of_secret.relations.related_lessons, [lesson.clone()]);
+    assert_eq!(
+        of_secret.relations.related_lessons,
+        std::slice::from_ref(&lesson)
+    );
     let e = &of_secret.exposure_history[0];
     assert_eq!(
         (e.from, e.to, e.reason.as_str(), e.by.as_str()),

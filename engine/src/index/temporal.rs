@@ -52,7 +52,8 @@ fn month_start(today: NaiveDate, months_back: u32) -> NaiveDate {
     NaiveDate::from_ymd_opt(year, month as u32, 1).expect("first of month")
 }
 
-type Rule = (&'static str, fn(NaiveDate) -> (Timestamp, Timestamp));
+type Span = fn(NaiveDate) -> (Timestamp, Timestamp);
+type Rule = (&'static str, Span);
 
 static FIXED: &[Rule] = &[
     (r"今天|今日|today", |t| days(t, 0, 1)),
@@ -91,16 +92,15 @@ static FIXED: &[Rule] = &[
     (r"最近|近期|recently|lately|recent", |t| days(t, -7, 1)),
 ];
 
-static FIXED_RE: LazyLock<Vec<(Regex, fn(NaiveDate) -> (Timestamp, Timestamp))>> =
-    LazyLock::new(|| {
-        // "day before yesterday" must win over "yesterday": longer rules first.
-        let mut rules: Vec<_> = FIXED
-            .iter()
-            .map(|(p, f)| (Regex::new(&format!("(?i){p}")).expect("time rule"), *f))
-            .collect();
-        rules.swap(1, 2);
-        rules
-    });
+static FIXED_RE: LazyLock<Vec<(Regex, Span)>> = LazyLock::new(|| {
+    // "day before yesterday" must win over "yesterday": longer rules first.
+    let mut rules: Vec<_> = FIXED
+        .iter()
+        .map(|(p, f)| (Regex::new(&format!("(?i){p}")).expect("time rule"), *f))
+        .collect();
+    rules.swap(1, 2);
+    rules
+});
 
 static AGO: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(

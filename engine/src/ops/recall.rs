@@ -244,11 +244,10 @@ impl<B: Backend> Memory<B> {
                 entry.bm25 = entry.bm25.max(bm25);
             } else if atom.superseded_by.is_some()
                 && atom.scope.visible_from(&req.scope, req.remote)
+                && let Some(head) = self.chain_head(atom)
             {
-                if let Some(head) = self.chain_head(atom) {
-                    let entry = out.entry(head).or_default();
-                    entry.chain = entry.chain.max(coverage * CHAIN_DECAY);
-                }
+                let entry = out.entry(head).or_default();
+                entry.chain = entry.chain.max(coverage * CHAIN_DECAY);
             }
         }
         out
