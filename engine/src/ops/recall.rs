@@ -3,8 +3,9 @@
 //! Signals, each in [0, 1]:
 //! - `keyword` — BM25 coverage of the query (see `index::keyword`);
 //! - `chain` — relevance inherited by the head of a supersedes chain from a
-//!   hidden older version that matched (× 0.8), so "PostgreSQL 16" still finds
-//!   the memory that now says 17;
+//!   hidden older version that matched strongly (coverage ≥ 0.6, × 0.6), so
+//!   "PostgreSQL 16" still finds the memory that now says 17, while a word the
+//!   new version dropped on purpose does not drag it in;
 //! - `temporal` — recency, or membership in the window a time word names;
 //! - `categorical` — epistemic weight (necessary 1, actual 0.75, possible 0.5)
 //!   and kind hints in the query (handoff/交接, lesson/教訓, constraint/約束).
@@ -33,7 +34,8 @@ pub const DEFAULT_MAX_RESULTS: u32 = 10;
 pub const MAX_RESULTS_CAP: u32 = 200;
 const MAX_QUERY_BYTES: usize = 4096;
 const MIN_RELEVANCE: f64 = 0.12;
-const CHAIN_DECAY: f64 = 0.8;
+const CHAIN_DECAY: f64 = 0.6;
+const CHAIN_MIN_COVERAGE: f64 = 0.6;
 
 #[derive(Clone, Debug, Default)]
 pub struct RecallRequest {
@@ -243,6 +245,7 @@ impl<B: Backend> Memory<B> {
                 entry.keyword = entry.keyword.max(coverage);
                 entry.bm25 = entry.bm25.max(bm25);
             } else if atom.superseded_by.is_some()
+                && coverage >= CHAIN_MIN_COVERAGE
                 && atom.scope.visible_from(&req.scope, req.remote)
                 && let Some(head) = self.chain_head(atom)
             {
@@ -466,6 +469,16 @@ mod tests {
         assert!(chain.contribution > 0.0);
         let total: f64 = hits[0].explain.iter().map(|s| s.contribution).sum();
         assert!((total - hits[0].score).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_dropped_word_does_not_drag_the_head_in() {
+        let mut h = Harness::new();
+        let old = h.id("專案用 PostgreSQL 16 做主資料庫，不用 MongoDB");
+        h.correct(old, CorrectAction::Replace, Some("專案用 PostgreSQL 17 做主資料庫"));
+        let cache = h.id("用 MongoDB 做會話快取");
+        h.correct(cache, CorrectAction::Negate, None);
+        assert!(h.recall_ids("MongoDB 快取").is_empty());
     }
 
     #[test]
