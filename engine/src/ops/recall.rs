@@ -475,7 +475,11 @@ mod tests {
     fn a_dropped_word_does_not_drag_the_head_in() {
         let mut h = Harness::new();
         let old = h.id("專案用 PostgreSQL 16 做主資料庫，不用 MongoDB");
-        h.correct(old, CorrectAction::Replace, Some("專案用 PostgreSQL 17 做主資料庫"));
+        h.correct(
+            old,
+            CorrectAction::Replace,
+            Some("專案用 PostgreSQL 17 做主資料庫"),
+        );
         let cache = h.id("用 MongoDB 做會話快取");
         h.correct(cache, CorrectAction::Negate, None);
         assert!(h.recall_ids("MongoDB 快取").is_empty());
