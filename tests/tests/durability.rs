@@ -66,6 +66,10 @@ fn spawn_writer(store: &Path, prefix: &str, count: u32) -> Child {
 /// `(atom_id, n)` for every ACK the child printed (libtest may print its
 /// own words before the first one, on the same line).
 fn acks(stdout: ChildStdout) -> Vec<(String, u32)> {
+    acks_iter(stdout).collect()
+}
+
+fn acks_iter(stdout: ChildStdout) -> impl Iterator<Item = (String, u32)> {
     BufReader::new(stdout)
         .lines()
         .map_while(Result::ok)
@@ -74,7 +78,6 @@ fn acks(stdout: ChildStdout) -> Vec<(String, u32)> {
             let mut words = line[at + 4..].split(' ');
             Some((words.next()?.to_owned(), words.next()?.parse().ok()?))
         })
-        .collect()
 }
 
 #[test]
@@ -84,15 +87,25 @@ fn killed_writers_lose_nothing_acknowledged() {
     for round in 0..5u64 {
         let mut child = spawn_writer(dir.path(), &format!("round {round}"), 1_000_000);
         let stdout = child.stdout.take().unwrap();
-        let reader = thread::spawn(move || acks(stdout));
-        thread::sleep(Duration::from_millis(150 + round * 70));
+        let (first_tx, first_rx) = std::sync::mpsc::channel();
+        let reader = thread::spawn(move || {
+            let mut all = Vec::new();
+            for ack in acks_iter(stdout) {
+                if all.is_empty() {
+                    let _ = first_tx.send(());
+                }
+                all.push(ack);
+            }
+            all
+        });
+        // Start the clock once the writer is writing (it may compile first).
+        first_rx
+            .recv_timeout(Duration::from_secs(60))
+            .expect("the writer never acknowledged a write");
+        thread::sleep(Duration::from_millis(50 + round * 60));
         child.kill().unwrap(); // SIGKILL: no destructor, no flush
         child.wait().unwrap();
         let got = reader.join().unwrap();
-        assert!(
-            !got.is_empty(),
-            "round {round}: the writer acknowledged nothing"
-        );
         acknowledged.extend(got.into_iter().map(|(id, n)| (id, round, n)));
     }
     let mut session = open(dir.path());
@@ -171,4 +184,23 @@ fn concurrent_writers_and_the_cli_share_one_store() {
     for id in ids {
         assert!(dump.contains(&id), "{id} lost");
     }
+}
+
+/// One large transaction (an import of 3,000 atoms) read back through WASI,
+/// whose reads are short: it must reopen whole, not look torn.
+#[test]
+fn large_transactions_reopen_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let line = |n: u32| {
+        format!(
+            "{{\"type\":\"atom\",\"atom_id\":\"01M6A6FT{n:018}\",\"content\":\"bulk memory number {n} about caching\",\"kind\":\"memory\",\"source\":\"agent\",\"scope\":{{\"tenant_id\":\"qiankun\"}},\"epistemic\":\"actual\",\"polarity\":\"affirmative\",\"exposure_state\":\"visible\",\"negated\":false,\"superseded_by\":null,\"created_at\":\"2026-11-01T00:00:00Z\",\"updated_at\":\"2026-11-01T00:00:00Z\"}}"
+        )
+    };
+    let jsonl: String = (0..3000).map(|n| line(n) + "\n").collect();
+    let mut session = open(dir.path());
+    let r = session.import(&jsonl).unwrap();
+    assert_eq!((r.atoms_added, r.reason), (3000, None));
+    drop(session);
+    let mut session = open(dir.path());
+    assert_eq!(session.stats(None).unwrap().atoms, 3000);
 }

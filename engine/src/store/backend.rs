@@ -27,19 +27,27 @@ pub trait Backend {
     fn rename(&self, from: &str, to: &str) -> io::Result<()>;
     fn remove(&self, name: &str) -> io::Result<()>;
 
+    /// Fills as much of `buf` as the file holds from `offset`, however many
+    /// short reads the platform needs (WASI hosts cap each read). Returns the
+    /// bytes read: fewer than `buf.len()` only at end of file.
+    fn read_full_at(&self, name: &str, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
+        let mut done = 0;
+        while done < buf.len() {
+            match self.read_at(name, offset + done as u64, &mut buf[done..])? {
+                0 => break,
+                n => done += n,
+            }
+        }
+        Ok(done)
+    }
+
     /// The whole file.
     fn read_all(&self, name: &str) -> io::Result<Vec<u8>> {
         let len = self
             .len(name)?
             .ok_or_else(|| io::Error::new(ErrorKind::NotFound, name.to_owned()))?;
         let mut buf = vec![0; usize::try_from(len).map_err(io::Error::other)?];
-        let mut done = 0;
-        while done < buf.len() {
-            match self.read_at(name, done as u64, &mut buf[done..])? {
-                0 => break,
-                n => done += n,
-            }
-        }
+        let done = self.read_full_at(name, 0, &mut buf)?;
         buf.truncate(done);
         Ok(buf)
     }
@@ -151,6 +159,8 @@ struct MemDir {
     /// When power is cut mid-write, how many bytes of that write land.
     torn_bytes: usize,
     dead: bool,
+    /// Most bytes one `read_at` returns (0: no cap), like a WASI host.
+    read_cap: usize,
 }
 
 #[derive(Debug, Default, Clone)]
@@ -174,6 +184,12 @@ impl MemBackend {
         let mut dir = self.dir();
         dir.writes_left = Some(writes);
         dir.torn_bytes = torn_bytes;
+    }
+
+    /// Caps every read at `bytes`, as WASI hosts do, to expose code that
+    /// takes one short read for the whole file.
+    pub fn cap_reads(&self, bytes: usize) {
+        self.dir().read_cap = bytes;
     }
 
     /// The directory as it is after a reboot: only synced bytes remain.
@@ -272,7 +288,12 @@ impl Backend for MemBackend {
             .get(name)
             .ok_or_else(|| io::Error::new(ErrorKind::NotFound, name.to_owned()))?;
         let start = (offset as usize).min(file.data.len());
-        let n = buf.len().min(file.data.len() - start);
+        let cap = if dir.read_cap == 0 {
+            usize::MAX
+        } else {
+            dir.read_cap
+        };
+        let n = buf.len().min(file.data.len() - start).min(cap);
         buf[..n].copy_from_slice(&file.data[start..start + n]);
         Ok(n)
     }

@@ -166,7 +166,7 @@ impl<B: Backend> Store<B> {
         let len = self.backend.len(&log)?.unwrap_or(0);
         if self.log_end == HEADER_LEN {
             let mut head = vec![0; HEADER_LEN as usize];
-            let n = self.backend.read_at(&log, 0, &mut head)?;
+            let n = self.backend.read_full_at(&log, 0, &mut head)?;
             if n < head.len() {
                 // A log whose header never made it: nothing acknowledged is in it.
                 self.backend.truncate(&log, 0)?;
@@ -187,7 +187,7 @@ impl<B: Backend> Store<B> {
             return Ok(0);
         }
         let mut tail = vec![0; (len - self.log_end) as usize];
-        let n = self.backend.read_at(&log, self.log_end, &mut tail)?;
+        let n = self.backend.read_full_at(&log, self.log_end, &mut tail)?;
         tail.truncate(n);
         let mut at = 0;
         loop {

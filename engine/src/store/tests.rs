@@ -161,3 +161,23 @@ fn two_handles_catch_up_with_each_other() {
     assert_eq!(sa, sb);
     assert_eq!(sa.atoms.len(), 20);
 }
+
+#[test]
+fn short_reads_never_look_like_a_torn_tail() {
+    let mem = MemBackend::new();
+    mem.cap_reads(7);
+    let (mut store, mut state, _) = Store::open(mem.clone(), u64::MAX).unwrap();
+    let big: Vec<Mutation> = (1..=300)
+        .map(|n| Mutation::PutAtom(atom(n, &format!("memory number {n}"))))
+        .collect();
+    let txn = state.txn(big);
+    store.commit(&mut state, txn).unwrap();
+    put(&mut store, &mut state, 301).unwrap();
+    let (_, reopened, recovery) = Store::open(mem.clone(), u64::MAX).unwrap();
+    assert_eq!(recovery.dropped_tail_bytes, 0);
+    assert_eq!(reopened, state);
+    // And through a snapshot too.
+    store.compact(&state).unwrap();
+    let (_, reopened, _) = Store::open(mem, u64::MAX).unwrap();
+    assert_eq!(reopened.atoms.len(), 301);
+}

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Wall time of `hmg recall` from a fresh process: first run (compiles the
+# component, empty code cache) and later runs (cached), on a store of N atoms.
+#   benches/cli-wall-time.sh [N=1000] [RUNS=30]
+set -euo pipefail
+n="${1:-1000}"; runs="${2:-30}"
+hmg="${HMG_BIN:-${CARGO_TARGET_DIR:-$HOME/.cache/hmg/target}/release/hmg}"
+work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
+export HMG_STORE="$work/store" HMG_CACHE_DIR="$work/cache" HMG_TENANT=bench
+flags=(--workspace acme --repository shop --branch main)
+topics=(PostgreSQL Redis Kafka React TypeScript ECS K8s Stripe OAuth gRPC 資料庫 快取 部署 認證 監控 日誌)
+{
+  for i in $(seq 1 "$n"); do
+    t="${topics[$((i % ${#topics[@]}))]}"
+    printf '{"type":"atom","atom_id":"%s","content":"decision %d: use %s for component %d","kind":"memory","source":"agent","scope":{"tenant_id":"bench","workspace":"acme","repository":"shop","branch":"main"},"epistemic":"actual","polarity":"affirmative","exposure_state":"visible","negated":false,"superseded_by":null,"created_at":"2026-11-01T00:00:00Z","updated_at":"2026-11-01T00:00:00Z"}\n' \
+      "$(python3 -c "import sys;a='0123456789ABCDEFGHJKMNPQRSTVWXYZ';v=(1793491200000<<80)|$i;print(''.join(a[(v>>(5*(25-k)))&31] for k in range(26)))")" "$i" "$t" "$i"
+  done
+} > "$work/atoms.jsonl"
+ms() { python3 -c 'import sys,time,subprocess;t=time.perf_counter();subprocess.run(sys.argv[1:],stdout=subprocess.DEVNULL,check=True);print(f"{(time.perf_counter()-t)*1000:.1f}")' "$@"; }
+"$hmg" "${flags[@]}" import "$work/atoms.jsonl" >/dev/null  # first call: compiles into the empty cache
+echo "imported $n atoms"
+rm -rf "$work/cache"
+echo "recall, first run (compiles, empty cache): $(ms "$hmg" "${flags[@]}" recall "Redis 快取") ms"
+times=(); for _ in $(seq 1 "$runs"); do times+=("$(ms "$hmg" "${flags[@]}" recall "Redis 快取")"); done
+printf '%s\n' "${times[@]}" | sort -n | awk '{a[NR]=$1} END {printf "recall, cached (%d runs): median %.1f ms, p90 %.1f ms\n", NR, a[int((NR+1)/2)], a[int(NR*0.9)]}'
+echo "store: $("$hmg" "${flags[@]}" stats --all --json), $(du -sk "$HMG_STORE" | cut -f1) KiB on disk"

@@ -1,0 +1,60 @@
+//! `hmg-mcp` — the HMG MCP server over stdio. stdout carries only protocol
+//! messages; diagnostics go to stderr. Exits cleanly when stdin closes.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use clap::Parser;
+use hmg_cli::{Runtime, api, default_cache_dir, locate};
+use hmg_mcp::HmgServer;
+use rmcp::ServiceExt;
+
+#[derive(Parser)]
+#[command(name = "hmg-mcp", version, about = "HMG MCP server (stdio)")]
+struct Args {
+    /// Store directory [default: $HMG_STORE, else ~/.local/share/hmg/store]
+    #[arg(long, value_name = "DIR")]
+    store: Option<PathBuf>,
+    /// Per-call timeout in milliseconds.
+    #[arg(long, env = "HMG_MCP_TIMEOUT_MS", default_value_t = 25_000)]
+    timeout_ms: u64,
+}
+
+fn main() -> ExitCode {
+    match run(Args::parse()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("hmg-mcp: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(args: Args) -> Result<()> {
+    let store = locate::store_dir(args.store.as_deref());
+    let tenant = locate::tenant(&store);
+    let cwd = std::env::current_dir().context("cannot read the working directory")?;
+    let scope = locate::infer_scope(&cwd, tenant);
+    eprintln!(
+        "hmg-mcp: store {} scope {}",
+        store.display(),
+        scope.display()
+    );
+    let runtime = Runtime::new(default_cache_dir().as_deref())?;
+    let session = runtime.open(&store, &api::StoreConfig::default(), scope, "agent")?;
+    let server = HmgServer::new(session, Duration::from_millis(args.timeout_ms));
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    rt.block_on(async move {
+        let service = server
+            .serve(rmcp::transport::stdio())
+            .await
+            .context("MCP initialisation failed")?;
+        service.waiting().await.context("MCP service failed")?;
+        anyhow::Ok(())
+    })
+}
