@@ -8,14 +8,19 @@ hmg="${HMG_BIN:-${CARGO_TARGET_DIR:-$HOME/.cache/hmg/target}/release/hmg}"
 work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
 export HMG_STORE="$work/store" HMG_CACHE_DIR="$work/cache" HMG_TENANT=bench
 flags=(--workspace acme --repository shop --branch main)
-topics=(PostgreSQL Redis Kafka React TypeScript ECS K8s Stripe OAuth gRPC 資料庫 快取 部署 認證 監控 日誌)
-{
-  for i in $(seq 1 "$n"); do
-    t="${topics[$((i % ${#topics[@]}))]}"
-    printf '{"type":"atom","atom_id":"%s","content":"decision %d: use %s for component %d","kind":"memory","source":"agent","scope":{"tenant_id":"bench","workspace":"acme","repository":"shop","branch":"main"},"epistemic":"actual","polarity":"affirmative","exposure_state":"visible","negated":false,"superseded_by":null,"created_at":"2026-11-01T00:00:00Z","updated_at":"2026-11-01T00:00:00Z"}\n' \
-      "$(python3 -c "import sys;a='0123456789ABCDEFGHJKMNPQRSTVWXYZ';v=(1793491200000<<80)|$i;print(''.join(a[(v>>(5*(25-k)))&31] for k in range(26)))")" "$i" "$t" "$i"
-  done
-} > "$work/atoms.jsonl"
+python3 - "$n" > "$work/atoms.jsonl" <<'PY'
+import json, sys
+topics = "PostgreSQL Redis Kafka React TypeScript ECS K8s Stripe OAuth gRPC 資料庫 快取 部署 認證 監控 日誌".split()
+alphabet = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+def ulid(v): return "".join(alphabet[(v >> (5 * (25 - k))) & 31] for k in range(26))
+scope = {"tenant_id": "bench", "workspace": "acme", "repository": "shop", "branch": "main"}
+for i in range(1, int(sys.argv[1]) + 1):
+    print(json.dumps({"type": "atom", "atom_id": ulid((1793491200000 << 80) | i),
+        "content": f"decision {i}: use {topics[i % len(topics)]} for component {i}", "kind": "memory",
+        "source": "agent", "scope": scope, "epistemic": "actual", "polarity": "affirmative",
+        "exposure_state": "visible", "negated": False, "superseded_by": None,
+        "created_at": "2026-11-01T00:00:00Z", "updated_at": "2026-11-01T00:00:00Z"}, ensure_ascii=False))
+PY
 ms() { python3 -c 'import sys,time,subprocess;t=time.perf_counter();subprocess.run(sys.argv[1:],stdout=subprocess.DEVNULL,check=True);print(f"{(time.perf_counter()-t)*1000:.1f}")' "$@"; }
 "$hmg" "${flags[@]}" import "$work/atoms.jsonl" >/dev/null  # first call: compiles into the empty cache
 echo "imported $n atoms"
