@@ -11,7 +11,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, bail};
 use clap::{Args, Parser, Subcommand};
 use hmg_cli::api::{self, Effect};
-use hmg_cli::{Runtime, Session, default_cache_dir, locate};
+use hmg_cli::{Runtime, Session, default_cache_dir, locate, render};
 use serde::Serialize;
 
 const REFUSED: u8 = 3;
@@ -227,16 +227,6 @@ fn exit_for(effect: Effect) -> ExitCode {
     }
 }
 
-fn effect_line(effect: Effect, id: Option<&str>, reason: Option<&str>) -> String {
-    match (effect, id, reason) {
-        (Effect::Rejected, _, reason) => format!("rejected: {}", reason.unwrap_or("")),
-        (Effect::NoOp, id, reason) => {
-            format!("no_op {} ({})", id.unwrap_or(""), reason.unwrap_or(""))
-        }
-        (Effect::Applied, id, _) => format!("applied {}", id.unwrap_or("")),
-    }
-}
-
 fn run(cli: Cli) -> Result<ExitCode> {
     let json = cli.global.json;
     match cli.command {
@@ -253,9 +243,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 source,
                 scope,
             })?;
-            print(json, &r, |r| {
-                effect_line(r.effect, r.atom_id.as_deref(), r.reason.as_deref())
-            })?;
+            print(json, &r, render::memorize)?;
             Ok(exit_for(r.effect))
         }
         Command::Recall {
@@ -276,7 +264,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 explain: Some(explain),
             };
             let r = session.recall(&req)?;
-            print(json, &r, human_recall)?;
+            print(json, &r, render::recall)?;
             Ok(if r.reason.is_some() {
                 ExitCode::from(REFUSED)
             } else {
@@ -297,10 +285,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 new_content,
                 scope: None,
             })?;
-            print(json, &r, |r| match &r.new_atom_id {
-                Some(new) => format!("applied: {} superseded by {new}", r.target_atom),
-                None => effect_line(r.effect, Some(&r.target_atom), r.reason.as_deref()),
-            })?;
+            print(json, &r, render::correct)?;
             Ok(exit_for(r.effect))
         }
         Command::Govern {
@@ -317,13 +302,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 lesson_content,
                 scope: None,
             })?;
-            print(json, &r, |r| match &r.lesson_atom_id {
-                Some(lesson) => format!(
-                    "applied: lesson {lesson} derived from {} (sealed)",
-                    r.target_atom
-                ),
-                None => effect_line(r.effect, Some(&r.target_atom), r.reason.as_deref()),
-            })?;
+            print(json, &r, render::govern)?;
             Ok(exit_for(r.effect))
         }
         Command::Handoff { summary, source } => {
@@ -334,15 +313,13 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 source,
                 scope: None,
             })?;
-            print(json, &r, |r| {
-                effect_line(r.effect, r.atom_id.as_deref(), r.reason.as_deref())
-            })?;
+            print(json, &r, render::handoff)?;
             Ok(exit_for(r.effect))
         }
         Command::History { atom_id } => {
             let mut session = open(&cli.global)?;
             let r = session.history(&atom_id)?;
-            print(json, &r, human_history)?;
+            print(json, &r, render::history)?;
             Ok(if r.reason.is_some() {
                 ExitCode::from(REFUSED)
             } else {
@@ -353,18 +330,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let mut session = open(&cli.global)?;
             let scope = (!all).then(|| session.scope.clone());
             let r = session.stats(scope.as_ref())?;
-            print(json, &r, |s| {
-                format!(
-                    "atoms {}  edges {}  snapshot_version {}\nindexes: semantic {}  keyword {}  temporal {}  categorical {}",
-                    s.atoms,
-                    s.edges,
-                    s.snapshot_version,
-                    s.indexes.semantic,
-                    s.indexes.keyword,
-                    s.indexes.temporal,
-                    s.indexes.categorical
-                )
-            })?;
+            print(json, &r, render::stats)?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Brief { budget } => {
@@ -404,13 +370,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             };
             let mut session = open(&cli.global)?;
             let r = session.import(&text)?;
-            print(json, &r, |r| match &r.reason {
-                Some(reason) => format!("rejected: {reason}"),
-                None => format!(
-                    "imported: {} atoms added, {} already present, {} edges, {} events",
-                    r.atoms_added, r.atoms_skipped, r.edges_added, r.events_added
-                ),
-            })?;
+            print(json, &r, render::import)?;
             Ok(if r.reason.is_some() {
                 ExitCode::from(REFUSED)
             } else {
@@ -435,98 +395,4 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     let tmp = path.with_extension("tmp-hmg");
     std::fs::write(&tmp, bytes).with_context(|| format!("cannot write {}", tmp.display()))?;
     std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))
-}
-
-fn human_recall(r: &api::RecallResult) -> String {
-    if let Some(reason) = &r.reason {
-        return format!("rejected: {reason}");
-    }
-    if r.atoms.is_empty() {
-        return "no memories found".into();
-    }
-    let mut out = Vec::new();
-    for a in &r.atoms {
-        let negated = if a.negated { " [negated]" } else { "" };
-        out.push(format!(
-            "{:.2}  {}{}\n      {} · {} · {} · {}/{}",
-            a.score,
-            a.content,
-            negated,
-            a.atom_id,
-            a.created_at.get(..10).unwrap_or(&a.created_at),
-            a.source,
-            label(&a.kind),
-            label(&a.epistemic)
-        ));
-        for s in &a.explain {
-            out.push(format!(
-                "      {:<12} value {:.3}  contribution {:.3}",
-                s.name, s.value, s.contribution
-            ));
-        }
-    }
-    out.join("\n")
-}
-
-/// The JSON name of an enum value (`no_op`, `confirm_actual`…).
-fn label<T: Serialize>(value: &T) -> String {
-    serde_json::to_value(value)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_owned))
-        .unwrap_or_default()
-}
-
-fn human_history(r: &api::HistoryResult) -> String {
-    let Some(current) = &r.current else {
-        return format!("rejected: {}", r.reason.as_deref().unwrap_or("not found"));
-    };
-    let mut out = vec![
-        format!("{}  {}", current.atom_id, current.content),
-        format!(
-            "  {} · {} · {} · {} · source {} · scope {}",
-            label(&current.kind),
-            label(&current.epistemic),
-            label(&current.polarity),
-            label(&current.exposure_state),
-            current.source,
-            current.scope.display()
-        ),
-        format!(
-            "  created {}  updated {}{}",
-            current.created_at,
-            current.updated_at,
-            if current.negated { "  [negated]" } else { "" }
-        ),
-    ];
-    let rel = &r.relations;
-    for (name, list) in [
-        ("supersedes", &rel.supersedes),
-        ("superseded_by", &rel.superseded_by),
-        ("related_lessons", &rel.related_lessons),
-    ] {
-        if !list.is_empty() {
-            out.push(format!("  {name}: {}", list.join(", ")));
-        }
-    }
-    for c in &r.corrections {
-        out.push(format!(
-            "  correction {} ({}) at {} by {}: {}",
-            label(&c.action),
-            c.change,
-            c.at,
-            c.by,
-            c.reason
-        ));
-    }
-    for e in &r.exposure_history {
-        out.push(format!(
-            "  exposure {} -> {} at {} by {}: {}",
-            label(&e.from),
-            label(&e.to),
-            e.at,
-            e.by,
-            e.reason
-        ));
-    }
-    out.join("\n")
 }

@@ -11,11 +11,12 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use hmg_cli::Session;
 use hmg_cli::api::{self, CorrectAction, GovernAction};
+use hmg_cli::{Session, render};
+use rmcp::handler::server::common::schema_for_output;
 use rmcp::handler::server::router::tool::ToolRouter;
-use rmcp::handler::server::wrapper::{Json, Parameters};
-use rmcp::model::ErrorData as McpError;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{CallToolResult, ContentBlock, ErrorData as McpError};
 use rmcp::{ServerHandler, tool, tool_handler, tool_router};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -121,6 +122,14 @@ fn internal(message: impl std::fmt::Display) -> McpError {
     McpError::internal_error(message.to_string(), None)
 }
 
+/// Structured content plus the same result as readable text.
+fn reply<T: Serialize>(value: &T, text: String) -> Result<CallToolResult, McpError> {
+    let json = serde_json::to_value(value).map_err(internal)?;
+    let mut result = CallToolResult::structured(json);
+    result.content = vec![ContentBlock::text(text)];
+    Ok(result)
+}
+
 impl HmgServer {
     pub fn new(session: Session, timeout: Duration) -> HmgServer {
         HmgServer {
@@ -157,28 +166,31 @@ impl HmgServer {
     /// Writes one long-term memory. No need to recall first: exact duplicates are detected (`no_op`).
     #[tool(
         name = "memory_memorize",
+        output_schema = schema_for_output::<api::MemorizeResult>(),
         description = "Write one long-term memory: a single self-contained statement (a decision, fact, preference or constraint), in the user's language. Exact duplicates are not stored twice (effect no_op). Certainty and polarity are inferred from the wording; structured secrets are redacted. If a similar memory is already in context, update it with memory_correct (replace) instead of adding a new one."
     )]
     async fn memory_memorize(
         &self,
         Parameters(input): Parameters<MemorizeInput>,
-    ) -> Result<Json<api::MemorizeResult>, McpError> {
+    ) -> Result<CallToolResult, McpError> {
         let req = api::MemorizeRequest {
             content: input.content,
             source: input.source,
             scope: None,
         };
-        self.call(move |s| s.memorize(&req)).await.map(Json)
+        let r = self.call(move |s| s.memorize(&req)).await?;
+        reply(&r, render::memorize(&r))
     }
 
     #[tool(
         name = "memory_recall",
+        output_schema = schema_for_output::<api::RecallResult>(),
         description = "Search long-term memories in natural language. Use a noun phrase that keeps the key entities (people, projects, technologies, file names); questions work too. Returns atoms best first with atom_id (for memory_correct / memory_govern), content, score 0.0-1.0, created_at and source. One call is usually enough: semantic, keyword, time and graph signals are combined inside."
     )]
     async fn memory_recall(
         &self,
         Parameters(input): Parameters<RecallInput>,
-    ) -> Result<Json<api::RecallResult>, McpError> {
+    ) -> Result<CallToolResult, McpError> {
         let req = api::RecallRequest {
             query: input.query,
             max_results: input.max_results,
@@ -187,17 +199,19 @@ impl HmgServer {
             remote: None,
             explain: None,
         };
-        self.call(move |s| s.recall(&req)).await.map(Json)
+        let r = self.call(move |s| s.recall(&req)).await?;
+        reply(&r, render::recall(&r))
     }
 
     #[tool(
         name = "memory_correct",
+        output_schema = schema_for_output::<api::CorrectResult>(),
         description = "Correct a memory, append-only (history keeps everything). Content changes -> replace (new_content required; the new atom supersedes the old). The thing no longer holds and has no replacement -> negate. Only certainty changes -> confirm_actual, confirm_necessary or demote (demote goes straight to possible). To undo a wrong negate or replace, replace that atom again."
     )]
     async fn memory_correct(
         &self,
         Parameters(input): Parameters<CorrectInput>,
-    ) -> Result<Json<api::CorrectResult>, McpError> {
+    ) -> Result<CallToolResult, McpError> {
         let req = api::CorrectRequest {
             target_atom: input.target_atom,
             action: input.action,
@@ -205,17 +219,19 @@ impl HmgServer {
             new_content: input.new_content,
             scope: None,
         };
-        self.call(move |s| s.correct(&req)).await.map(Json)
+        let r = self.call(move |s| s.correct(&req)).await?;
+        reply(&r, render::correct(&r))
     }
 
     #[tool(
         name = "memory_govern",
+        output_schema = schema_for_output::<api::GovernResult>(),
         description = "Govern whether a memory may exist. quarantine hides it and keeps the content (reversible with restore); seal destroys the content; tombstone destroys everything but id and timestamps; derive_lesson keeps a redacted lesson (lesson_content required) as a new atom and seals the original. Use derive_lesson when something sensitive was stored and a reusable lesson remains, seal or tombstone otherwise."
     )]
     async fn memory_govern(
         &self,
         Parameters(input): Parameters<GovernInput>,
-    ) -> Result<Json<api::GovernResult>, McpError> {
+    ) -> Result<CallToolResult, McpError> {
         let req = api::GovernRequest {
             target_atom: input.target_atom,
             action: input.action,
@@ -223,31 +239,36 @@ impl HmgServer {
             lesson_content: input.lesson_content,
             scope: None,
         };
-        self.call(move |s| s.govern(&req)).await.map(Json)
+        let r = self.call(move |s| s.govern(&req)).await?;
+        reply(&r, render::govern(&r))
     }
 
     #[tool(
         name = "memory_handoff",
+        output_schema = schema_for_output::<api::HandoffResult>(),
         description = "Write the session handoff: what was done, why, how it was verified, risks, next steps. Call it when a task or milestone ends or the session is about to end; the next session's start brief shows the newest handoffs first. Use memory_memorize for single facts."
     )]
     async fn memory_handoff(
         &self,
         Parameters(input): Parameters<HandoffInput>,
-    ) -> Result<Json<api::HandoffResult>, McpError> {
+    ) -> Result<CallToolResult, McpError> {
         let req = api::HandoffRequest {
             summary: input.summary,
             source: input.source,
             scope: None,
         };
-        self.call(move |s| s.handoff(&req)).await.map(Json)
+        let r = self.call(move |s| s.handoff(&req)).await?;
+        reply(&r, render::handoff(&r))
     }
 
     #[tool(
         name = "memory_stats",
+        output_schema = schema_for_output::<api::StoreStats>(),
         description = "Store overview: atom and edge counts, index coverage (semantic, keyword, temporal, categorical) and the snapshot version, which increases with every write. Mostly for the session-start hook; agents rarely need it."
     )]
-    async fn memory_stats(&self) -> Result<Json<api::StoreStats>, McpError> {
-        self.call(|s| s.stats(None)).await.map(Json)
+    async fn memory_stats(&self) -> Result<CallToolResult, McpError> {
+        let r = self.call(|s| s.stats(None)).await?;
+        reply(&r, render::stats(&r))
     }
 }
 

@@ -1,0 +1,366 @@
+//! The MCP server in process: an rmcp client over an in-memory duplex,
+//! the real engine component behind it. Every tool, every refusal, malformed
+//! arguments, scope override, timeout, and the golden tool list.
+
+use std::path::Path;
+use std::time::Duration;
+
+use hmg_cli::api::{Scope, StoreConfig};
+use hmg_cli::{Runtime, default_cache_dir};
+use hmg_mcp::HmgServer;
+use rmcp::model::{CallToolRequestParams, CallToolResult};
+use rmcp::service::RunningService;
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::{Value, json};
+
+fn scope() -> Scope {
+    Scope {
+        tenant_id: "qiankun".into(),
+        workspace: Some("mem0ai".into()),
+        repository: Some("mem0".into()),
+        branch: Some("main".into()),
+        session: None,
+    }
+}
+
+async fn connect(store: &Path, timeout: Duration) -> RunningService<RoleClient, ()> {
+    // Synchronous engine calls must not run on an async worker.
+    let session = tokio::task::block_in_place(|| {
+        let runtime = Runtime::new(default_cache_dir().as_deref()).unwrap();
+        runtime
+            .open(store, &StoreConfig::default(), scope(), "agent")
+            .unwrap()
+    });
+    let server = HmgServer::new(session, timeout);
+    let (server_io, client_io) = tokio::io::duplex(1 << 16);
+    tokio::spawn(async move {
+        if let Ok(running) = server.serve(server_io).await {
+            let _ = running.waiting().await;
+        }
+    });
+    ().serve(client_io).await.unwrap()
+}
+
+async fn call(client: &RunningService<RoleClient, ()>, tool: &str, args: Value) -> CallToolResult {
+    let params = CallToolRequestParams::new(tool.to_owned())
+        .with_arguments(args.as_object().unwrap().clone());
+    client.call_tool(params).await.unwrap()
+}
+
+/// The structured content of a successful call.
+async fn ok(client: &RunningService<RoleClient, ()>, tool: &str, args: Value) -> Value {
+    let r = call(client, tool, args.clone()).await;
+    assert_ne!(r.is_error, Some(true), "{tool} {args} -> {r:?}");
+    let text = r.content[0].as_text().unwrap().text.clone();
+    assert!(
+        !text.trim_start().starts_with('{'),
+        "the text block is for people: {text}"
+    );
+    r.structured_content.unwrap()
+}
+
+fn id(v: &Value, key: &str) -> String {
+    v[key]
+        .as_str()
+        .unwrap_or_else(|| panic!("{key} in {v}"))
+        .to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_tool_and_every_refusal() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = connect(dir.path(), Duration::from_secs(30)).await;
+
+    let m = ok(
+        &c,
+        "memory_memorize",
+        json!({"content": "專案用 PostgreSQL 16 做主資料庫，不用 MongoDB", "source": "user"}),
+    )
+    .await;
+    assert_eq!(m["effect"], "applied");
+    let pg = id(&m, "atom_id");
+    let d = ok(
+        &c,
+        "memory_memorize",
+        json!({"content": "專案用 PostgreSQL 16 做主資料庫，不用 MongoDB"}),
+    )
+    .await;
+    assert_eq!(
+        (d["effect"].as_str(), d["deduped_with"].as_str()),
+        (Some("no_op"), Some(pg.as_str()))
+    );
+    for bad in ["", "   ", "password=hunter2"] {
+        let r = ok(&c, "memory_memorize", json!({"content": bad})).await;
+        assert_eq!(r["effect"], "rejected");
+        assert!(r["reason"].is_string() && r.get("atom_id").is_none());
+    }
+
+    let r = ok(
+        &c,
+        "memory_recall",
+        json!({"query": "資料庫選型", "max_results": 5}),
+    )
+    .await;
+    assert_eq!(r["atoms"][0]["atom_id"], pg.as_str());
+    assert!(r["atoms"][0]["score"].as_f64().unwrap() > 0.0);
+    let r = ok(&c, "memory_recall", json!({"query": " "})).await;
+    assert!(r["reason"].is_string());
+
+    let r = ok(&c, "memory_correct", json!({"target_atom": pg, "action": "replace", "reason": "已升級", "new_content": "專案用 PostgreSQL 17 做主資料庫"})).await;
+    let pg17 = id(&r, "new_atom_id");
+    let refusals = [
+        json!({"target_atom": pg, "action": "replace", "reason": "old", "new_content": "x"}),
+        json!({"target_atom": pg17, "action": "replace", "reason": "no content"}),
+        json!({"target_atom": "nope", "action": "negate", "reason": "bad id"}),
+        json!({"target_atom": pg17, "action": "demote", "reason": ""}),
+        json!({"target_atom": pg17, "action": "confirm_actual", "reason": "already actual"}),
+    ];
+    for args in refusals {
+        let r = ok(&c, "memory_correct", args.clone()).await;
+        assert_eq!(r["effect"], "rejected", "{args}");
+        assert!(r["reason"].is_string());
+    }
+    assert_eq!(
+        ok(
+            &c,
+            "memory_correct",
+            json!({"target_atom": pg17, "action": "negate", "reason": "gone"})
+        )
+        .await["effect"],
+        "applied"
+    );
+    assert_eq!(
+        ok(
+            &c,
+            "memory_correct",
+            json!({"target_atom": pg17, "action": "negate", "reason": "twice"})
+        )
+        .await["effect"],
+        "rejected"
+    );
+
+    let s = id(
+        &ok(
+            &c,
+            "memory_memorize",
+            json!({"content": "資料庫密碼是 pg_admin_123"}),
+        )
+        .await,
+        "atom_id",
+    );
+    let r = ok(
+        &c,
+        "memory_govern",
+        json!({"target_atom": s, "action": "derive_lesson", "reason": "secret"}),
+    )
+    .await;
+    assert_eq!(
+        r["effect"], "rejected",
+        "derive_lesson needs lesson_content"
+    );
+    let r = ok(&c, "memory_govern", json!({"target_atom": s, "action": "derive_lesson", "reason": "secret", "lesson_content": "不要在記憶中儲存密碼"})).await;
+    assert!(r["lesson_atom_id"].is_string());
+    for (action, effect) in [
+        ("seal", "rejected"),
+        ("quarantine", "rejected"),
+        ("restore", "rejected"),
+        ("tombstone", "applied"),
+    ] {
+        let r = ok(
+            &c,
+            "memory_govern",
+            json!({"target_atom": s, "action": action, "reason": "r"}),
+        )
+        .await;
+        assert_eq!(r["effect"], effect, "{action}");
+    }
+    let k = id(
+        &ok(&c, "memory_memorize", json!({"content": "用 K8s 部署"})).await,
+        "atom_id",
+    );
+    assert_eq!(
+        ok(
+            &c,
+            "memory_govern",
+            json!({"target_atom": k, "action": "quarantine", "reason": "check"})
+        )
+        .await["effect"],
+        "applied"
+    );
+    assert_eq!(
+        ok(
+            &c,
+            "memory_govern",
+            json!({"target_atom": k, "action": "restore", "reason": "ok"})
+        )
+        .await["effect"],
+        "applied"
+    );
+    assert_eq!(
+        ok(
+            &c,
+            "memory_govern",
+            json!({"target_atom": k, "action": "seal", "reason": "done"})
+        )
+        .await["effect"],
+        "applied"
+    );
+
+    let h = ok(
+        &c,
+        "memory_handoff",
+        json!({"summary": "修復了 login.py；下一步補測試", "source": "agent"}),
+    )
+    .await;
+    assert_eq!(h["effect"], "applied");
+    assert_eq!(
+        ok(&c, "memory_handoff", json!({"summary": "  "})).await["effect"],
+        "rejected"
+    );
+
+    let st = ok(&c, "memory_stats", json!({})).await;
+    assert_eq!(
+        (st["atoms"].as_u64(), st["edges"].as_u64()),
+        (Some(6), Some(2))
+    );
+    c.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn malformed_arguments_are_tool_errors_and_the_server_lives_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = connect(dir.path(), Duration::from_secs(30)).await;
+    for (tool, args) in [
+        ("memory_memorize", json!({})),
+        ("memory_memorize", json!({"content": 42})),
+        ("memory_recall", json!({"query": "x", "max_results": -1})),
+        (
+            "memory_correct",
+            json!({"target_atom": "x", "action": "undo", "reason": "r"}),
+        ),
+        ("memory_govern", json!({"target_atom": "x", "reason": "r"})),
+    ] {
+        let r = call(&c, tool, args.clone()).await;
+        assert_eq!(r.is_error, Some(true), "{tool} {args} -> {r:?}");
+    }
+    let err = c
+        .call_tool(CallToolRequestParams::new("memory_forget"))
+        .await;
+    assert!(err.is_err(), "an unknown tool is a protocol error");
+    assert_eq!(
+        ok(&c, "memory_memorize", json!({"content": "still alive"})).await["effect"],
+        "applied"
+    );
+    c.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn agent_scope_is_overridden() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = connect(dir.path(), Duration::from_secs(30)).await;
+    let evil = json!({"tenant_id": "mallory", "workspace": "x", "repository": "y", "branch": "z"});
+    let m = ok(
+        &c,
+        "memory_memorize",
+        json!({"content": "scoped by the server", "scope": evil}),
+    )
+    .await;
+    let r = ok(
+        &c,
+        "memory_recall",
+        json!({"query": "scoped server", "scope": evil}),
+    )
+    .await;
+    assert_eq!(r["atoms"][0]["atom_id"], m["atom_id"]);
+    c.cancel().await.unwrap();
+    let h = tokio::task::block_in_place(|| {
+        let runtime = Runtime::new(default_cache_dir().as_deref()).unwrap();
+        let mut s = runtime
+            .open(dir.path(), &StoreConfig::default(), scope(), "test")
+            .unwrap();
+        s.history(m["atom_id"].as_str().unwrap()).unwrap()
+    });
+    assert_eq!(h.current.unwrap().scope, scope());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stuck_call_times_out_instead_of_hanging() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = connect(dir.path(), Duration::from_millis(300)).await;
+    // Another process holds the store's lock.
+    let lock = std::fs::OpenOptions::new()
+        .write(true)
+        .open(dir.path().join("LOCK"))
+        .unwrap();
+    lock.lock().unwrap();
+    let started = std::time::Instant::now();
+    let r = c
+        .call_tool(CallToolRequestParams::new("memory_stats"))
+        .await;
+    let elapsed = started.elapsed();
+    let message = match r {
+        Err(e) => e.to_string(),
+        Ok(result) => panic!("expected a timeout error, got {result:?}"),
+    };
+    assert!(message.contains("timeout"), "{message}");
+    assert!(elapsed < Duration::from_secs(5), "{elapsed:?}");
+    lock.unlock().unwrap();
+    c.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tool_list_matches_the_golden_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = connect(dir.path(), Duration::from_secs(30)).await;
+    let mut tools = c.list_all_tools().await.unwrap();
+    tools.sort_by(|a, b| a.name.cmp(&b.name));
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    assert_eq!(
+        names,
+        [
+            "memory_correct",
+            "memory_govern",
+            "memory_handoff",
+            "memory_memorize",
+            "memory_recall",
+            "memory_stats"
+        ]
+    );
+    let required = |name: &str| -> Vec<String> {
+        let tool = tools.iter().find(|t| t.name == name).unwrap();
+        let mut r: Vec<String> = tool
+            .input_schema
+            .get("required")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .map(|v| v.as_str().unwrap().to_owned())
+            .collect();
+        r.sort();
+        r
+    };
+    assert_eq!(required("memory_memorize"), ["content"]);
+    assert_eq!(required("memory_recall"), ["query"]);
+    assert_eq!(
+        required("memory_correct"),
+        ["action", "reason", "target_atom"]
+    );
+    assert_eq!(
+        required("memory_govern"),
+        ["action", "reason", "target_atom"]
+    );
+    assert_eq!(required("memory_handoff"), ["summary"]);
+    assert!(required("memory_stats").is_empty());
+    let actual = serde_json::to_string_pretty(&tools).unwrap() + "\n";
+    let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/tools.json");
+    if std::env::var_os("HMG_BLESS").is_some() {
+        std::fs::write(&golden, &actual).unwrap();
+    }
+    let expected =
+        std::fs::read_to_string(&golden).expect("golden file (refresh with HMG_BLESS=1)");
+    assert_eq!(
+        actual, expected,
+        "tools/list changed; review and refresh with HMG_BLESS=1"
+    );
+    c.cancel().await.unwrap();
+}
