@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # The whole test suite: builds everything (./setup.sh --build), then runs the
 # engine's unit and property tests natively and the end-to-end tests that
-# drive the built component through the real hosts.
+# drive the built component through the real hosts (hmg, hmg-mcp with the
+# official MCP SDK).
 set -euo pipefail
 cd "$(dirname "$0")"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/hmg/target}"
 
 cargo fmt --all --check
 ./setup.sh --build
+# The official MCP SDK that drives hmg-mcp in tests/tests/mcp_sdk.rs.
+npm ci --prefix tests/mcp-sdk --no-audit --no-fund --loglevel=error
 log="$(mktemp)"
 cargo test --release --locked --workspace 2>&1 | tee "$log"
 awk '/^test result:/ { passed += $4; failed += $6 } END { printf "\nall suites: %d passed, %d failed\n", passed, failed }' "$log"
