@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Set-up for a fresh machine: installs what HMG needs (the wasm32-wasip2 Rust
 # target), builds the engine component and every host in one release build,
-# installs `hmg` into $CARGO_HOME/bin, then shows a memorize + recall.
+# installs `hmg` and `hmg-mcp` into $CARGO_HOME/bin, then shows a memorize + recall.
 #
 #   ./setup.sh            build, install, demo
 #   ./setup.sh --build    build only (what ./test.sh uses)
@@ -25,11 +25,13 @@ cargo build --release --locked --workspace --all-targets
 
 [ "${1:-}" = "--build" ] && exit 0
 
-step "install hmg"
+step "install hmg and hmg-mcp"
 bin_dir="${CARGO_HOME:-$HOME/.cargo}/bin"
 mkdir -p "$bin_dir"
-install -m 755 "$CARGO_TARGET_DIR/release/hmg" "$bin_dir/hmg"
-echo "installed $bin_dir/hmg"
+for bin in hmg hmg-mcp; do
+  install -m 755 "$CARGO_TARGET_DIR/release/$bin" "$bin_dir/$bin"
+  echo "installed $bin_dir/$bin"
+done
 
 step "demo: memorize + recall (store in a temporary directory)"
 demo="$(mktemp -d)"
