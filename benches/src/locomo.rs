@@ -1,0 +1,331 @@
+//! LoCoMo turn-level evidence retrieval (protocol: ../shared/bench/README.md).
+//!
+//! One store per conversation, one memory per dialogue turn
+//! (`"<speaker>: <text>"` plus ` [image: <caption>]`), memorized in order
+//! (the clock advances one minute per turn); each question is a recall query;
+//! a question counts for recall_any@k when one evidence turn is in the top k,
+//! for recall_all@k when all are. Questions whose evidence does not resolve
+//! to a turn are skipped.
+//!
+//! Systems: `hmg` (the engine's fused recall, run natively) and `bm25`
+//! (the reference: lower-cased word tokens, English stop words removed,
+//! plain BM25 k1 = 1.2, b = 0.75).
+//!
+//!     cargo run --release -p hmg-benches --bin locomo -- [path/to/locomo-dev.json]
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use engine::ops::{MemorizeRequest, RecallRequest};
+use engine::{Config, FixedEnv, MemBackend, Memory, Scope, Timestamp};
+use serde_json::Value;
+
+const KS: [usize; 2] = [5, 10];
+
+struct Turn {
+    id: String,
+    content: String,
+}
+
+struct Question {
+    text: String,
+    evidence: Vec<String>,
+    category: u64,
+}
+
+fn load(path: &str) -> Vec<(String, Vec<Turn>, Vec<Question>)> {
+    let data: Value =
+        serde_json::from_str(&std::fs::read_to_string(path).expect("read LoCoMo json"))
+            .expect("parse");
+    let mut out = Vec::new();
+    for sample in data.as_array().expect("array of samples") {
+        let conv = &sample["conversation"];
+        let mut sessions: Vec<(u64, &Vec<Value>)> = conv
+            .as_object()
+            .expect("conversation object")
+            .iter()
+            .filter_map(|(k, v)| Some((k.strip_prefix("session_")?.parse().ok()?, v.as_array()?)))
+            .collect();
+        sessions.sort_by_key(|(n, _)| *n);
+        let mut turns = Vec::new();
+        for (_, session) in sessions {
+            for turn in session {
+                let mut content = format!(
+                    "{}: {}",
+                    turn["speaker"].as_str().unwrap_or(""),
+                    turn["text"].as_str().unwrap_or("")
+                );
+                if let Some(caption) = turn["blip_caption"].as_str() {
+                    content.push_str(&format!(" [image: {caption}]"));
+                }
+                turns.push(Turn {
+                    id: turn["dia_id"].as_str().unwrap_or("").to_owned(),
+                    content,
+                });
+            }
+        }
+        let questions = sample["qa"]
+            .as_array()
+            .expect("qa")
+            .iter()
+            .map(|q| Question {
+                text: q["question"].as_str().unwrap_or("").to_owned(),
+                evidence: q["evidence"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|e| e.as_str().map(str::to_owned))
+                    .collect(),
+                category: q["category"].as_u64().unwrap_or(0),
+            })
+            .collect();
+        out.push((
+            sample["sample_id"].as_str().unwrap_or("").to_owned(),
+            turns,
+            questions,
+        ));
+    }
+    out
+}
+
+/// A retrieval system over one conversation.
+trait System {
+    fn top(&mut self, query: &str, k: usize) -> Vec<String>;
+}
+
+struct Hmg {
+    memory: Memory<MemBackend>,
+    scope: Scope,
+    /// atom id → dialogue ids (exact duplicates share an atom).
+    turns_of: HashMap<String, Vec<String>>,
+}
+
+impl Hmg {
+    fn new(turns: &[Turn]) -> Hmg {
+        let env = FixedEnv {
+            now: Timestamp(1_683_000_000_000),
+            counter: 0,
+        };
+        let mut memory = Memory::open(
+            MemBackend::new(),
+            Config {
+                max_content_bytes: 1 << 16,
+                ..Config::default()
+            },
+            Box::new(env),
+        )
+        .unwrap();
+        let scope = Scope::new("bench", "locomo", "conversation", "main");
+        let mut turns_of: HashMap<String, Vec<String>> = HashMap::new();
+        for turn in turns {
+            let r = memory
+                .memorize(&MemorizeRequest {
+                    content: turn.content.clone(),
+                    source: None,
+                    scope: scope.clone(),
+                })
+                .unwrap();
+            if let Some(id) = r.atom_id {
+                turns_of
+                    .entry(id.to_string())
+                    .or_default()
+                    .push(turn.id.clone());
+            }
+        }
+        Hmg {
+            memory,
+            scope,
+            turns_of,
+        }
+    }
+}
+
+impl System for Hmg {
+    fn top(&mut self, query: &str, k: usize) -> Vec<String> {
+        let req = RecallRequest {
+            query: query.to_owned(),
+            max_results: Some(k as u32),
+            scope: self.scope.clone(),
+            ..Default::default()
+        };
+        let hits = self.memory.recall(&req).unwrap().atoms;
+        hits.iter()
+            .flat_map(|h| {
+                self.turns_of
+                    .get(&h.atom_id.to_string())
+                    .cloned()
+                    .unwrap_or_default()
+            })
+            .take(k)
+            .collect()
+    }
+}
+
+const STOP: &[&str] = &[
+    "a", "an", "and", "are", "as", "at", "be", "but", "by", "did", "do", "does", "for", "from",
+    "had", "has", "have", "he", "her", "his", "how", "i", "if", "in", "into", "is", "it", "its",
+    "me", "my", "not", "of", "on", "or", "our", "she", "so", "that", "the", "their", "them",
+    "they", "this", "to", "was", "we", "were", "what", "when", "where", "which", "who", "why",
+    "will", "with", "you", "your",
+];
+
+fn words(text: &str) -> Vec<String> {
+    text.to_lowercase()
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty() && !STOP.contains(w))
+        .map(str::to_owned)
+        .collect()
+}
+
+struct Bm25 {
+    docs: Vec<(String, Vec<String>)>,
+    df: HashMap<String, usize>,
+    avg: f64,
+}
+
+impl Bm25 {
+    fn new(turns: &[Turn]) -> Bm25 {
+        let docs: Vec<(String, Vec<String>)> = turns
+            .iter()
+            .map(|t| (t.id.clone(), words(&t.content)))
+            .collect();
+        let mut df: HashMap<String, usize> = HashMap::new();
+        for (_, d) in &docs {
+            for w in d.iter().collect::<HashSet<_>>() {
+                *df.entry(w.clone()).or_default() += 1;
+            }
+        }
+        let avg =
+            docs.iter().map(|(_, d)| d.len()).sum::<usize>() as f64 / docs.len().max(1) as f64;
+        Bm25 { docs, df, avg }
+    }
+}
+
+impl System for Bm25 {
+    fn top(&mut self, query: &str, k: usize) -> Vec<String> {
+        let n = self.docs.len() as f64;
+        let q: HashSet<String> = words(query).into_iter().collect();
+        let mut scored: Vec<(f64, usize)> = self
+            .docs
+            .iter()
+            .enumerate()
+            .map(|(i, (_, d))| {
+                let score = q
+                    .iter()
+                    .map(|w| {
+                        let tf = d.iter().filter(|x| *x == w).count() as f64;
+                        let df = *self.df.get(w).unwrap_or(&0) as f64;
+                        let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
+                        idf * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * d.len() as f64 / self.avg))
+                    })
+                    .sum::<f64>();
+                (score, i)
+            })
+            .filter(|(s, _)| *s > 0.0)
+            .collect();
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        scored
+            .into_iter()
+            .take(k)
+            .map(|(_, i)| self.docs[i].0.clone())
+            .collect()
+    }
+}
+
+#[derive(Default, Clone, Copy)]
+struct Tally {
+    questions: usize,
+    any: [usize; 2],
+    all: [usize; 2],
+}
+
+fn pct(n: usize, d: usize) -> String {
+    if d == 0 {
+        "-".into()
+    } else {
+        format!("{:.1}", 100.0 * n as f64 / d as f64)
+    }
+}
+
+fn main() {
+    let path = std::env::args()
+        .nth(1)
+        .unwrap_or_else(|| "../shared/bench/locomo-dev.json".into());
+    let data = load(&path);
+    let systems: [&str; 2] = ["bm25", "hmg"];
+    // system → category → tally
+    let mut tallies: BTreeMap<&str, BTreeMap<u64, Tally>> = BTreeMap::new();
+    let mut skipped = 0;
+    for (sample, turns, questions) in &data {
+        let known: HashSet<&str> = turns.iter().map(|t| t.id.as_str()).collect();
+        let mut runners: Vec<(&str, Box<dyn System>)> = vec![
+            ("bm25", Box::new(Bm25::new(turns))),
+            ("hmg", Box::new(Hmg::new(turns))),
+        ];
+        for q in questions {
+            let evidence: Vec<&str> = q
+                .evidence
+                .iter()
+                .map(String::as_str)
+                .filter(|e| known.contains(e))
+                .collect();
+            if evidence.is_empty() {
+                skipped += 1;
+                continue;
+            }
+            for (name, system) in &mut runners {
+                let top = system.top(&q.text, 10);
+                let t = tallies
+                    .entry(name)
+                    .or_default()
+                    .entry(q.category)
+                    .or_default();
+                t.questions += 1;
+                for (slot, k) in KS.iter().enumerate() {
+                    let got: HashSet<&str> = top.iter().take(*k).map(String::as_str).collect();
+                    t.any[slot] += usize::from(evidence.iter().any(|e| got.contains(e)));
+                    t.all[slot] += usize::from(evidence.iter().all(|e| got.contains(e)));
+                }
+            }
+        }
+        eprintln!(
+            "{sample}: {} turns, {} questions",
+            turns.len(),
+            questions.len()
+        );
+    }
+    println!(
+        "LoCoMo turn-level retrieval on {path} ({skipped} questions skipped: evidence not a turn)\n"
+    );
+    println!("| system | categories | questions | any@5 | any@10 | all@5 | all@10 |");
+    println!("| --- | --- | --- | --- | --- | --- | --- |");
+    for name in systems {
+        let per = &tallies[name];
+        let sum = |filter: &dyn Fn(u64) -> bool| {
+            per.iter()
+                .filter(|(c, _)| filter(**c))
+                .fold(Tally::default(), |mut acc, (_, t)| {
+                    acc.questions += t.questions;
+                    for i in 0..2 {
+                        acc.any[i] += t.any[i];
+                        acc.all[i] += t.all[i];
+                    }
+                    acc
+                })
+        };
+        let mut rows: Vec<(String, Tally)> = vec![
+            ("all".into(), sum(&|_| true)),
+            ("without 5".into(), sum(&|c| c != 5)),
+        ];
+        rows.extend(per.iter().map(|(c, t)| (format!("cat {c}"), *t)));
+        for (label, t) in rows {
+            println!(
+                "| {name} | {label} | {} | {} | {} | {} | {} |",
+                t.questions,
+                pct(t.any[0], t.questions),
+                pct(t.any[1], t.questions),
+                pct(t.all[0], t.questions),
+                pct(t.all[1], t.questions)
+            );
+        }
+    }
+}
