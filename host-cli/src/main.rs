@@ -158,7 +158,27 @@ enum Hook {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) if e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            let _ = e.print();
+            return ExitCode::from(2);
+        }
+        Err(e) if e.use_stderr() => {
+            // One line, like every other failure; `hmg help <cmd>` has the rest.
+            let text = e.render().to_string();
+            let first = text.lines().next().unwrap_or("invalid usage");
+            eprintln!(
+                "hmg: {} (see hmg --help)",
+                first.trim_start_matches("error: ")
+            );
+            return ExitCode::from(2);
+        }
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::SUCCESS;
+        }
+    };
     match run(cli) {
         Ok(code) => code,
         Err(e) => {

@@ -284,6 +284,14 @@ fn human_output_errors_and_exit_codes() {
 
     let out = cli.raw(&["correct", "not-an-id", "frobnicate", "--reason", "x"]);
     assert_eq!(out.status.code(), Some(2), "usage error");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("hmg: ") && err.contains("frobnicate"),
+        "{err}"
+    );
+    let help = cli.raw(&["--help"]);
+    assert!(help.status.success() && String::from_utf8_lossy(&help.stdout).contains("memorize"));
 
     let file = cli.store.path().join("not-a-dir");
     std::fs::write(&file, "x").unwrap();
