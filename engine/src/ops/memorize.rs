@@ -158,22 +158,12 @@ mod tests {
         h.memorize("shared fact");
         let other = Scope::new("qiankun", "mem0ai", "mem0", "dev");
         assert_eq!(h.memorize_in("shared fact", &other).effect, Effect::Applied);
-        let handoff = HandoffRequestFor::new("shared fact", &h.scope);
-        assert_eq!(
-            h.memory.handoff(&handoff.0).unwrap().effect,
-            Effect::Applied
-        );
-    }
-
-    struct HandoffRequestFor(super::super::HandoffRequest);
-    impl HandoffRequestFor {
-        fn new(summary: &str, scope: &Scope) -> Self {
-            HandoffRequestFor(super::super::HandoffRequest {
-                summary: summary.into(),
-                source: None,
-                scope: scope.clone(),
-            })
-        }
+        let handoff = super::super::HandoffRequest {
+            summary: "shared fact".into(),
+            source: None,
+            scope: h.scope.clone(),
+        };
+        assert_eq!(h.memory.handoff(&handoff).unwrap().effect, Effect::Applied);
     }
 
     #[test]
