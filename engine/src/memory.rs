@@ -175,10 +175,16 @@ impl<B: Backend> Memory<B> {
     }
 
     /// The target of a correction or governance action, or why it cannot be.
-    pub(crate) fn target(&self, id: &str, scope: &Scope) -> std::result::Result<&Atom, String> {
+    /// Also the atom `history` shows; `remote` callers never reach personal ones.
+    pub(crate) fn target(
+        &self,
+        id: &str,
+        scope: &Scope,
+        remote: bool,
+    ) -> std::result::Result<&Atom, String> {
         let id: AtomId = id.parse()?;
         match self.state.atom(id) {
-            Some(atom) if atom.scope.visible_from(scope, false) => Ok(atom),
+            Some(atom) if atom.scope.visible_from(scope, remote) => Ok(atom),
             _ => Err(format!("atom {id} not found in this scope")),
         }
     }

@@ -5,23 +5,14 @@
 use std::path::Path;
 use std::time::Duration;
 
-use hmg_cli::api::{Scope, StoreConfig};
+use hmg_cli::api::StoreConfig;
 use hmg_cli::{Runtime, default_cache_dir};
+use hmg_e2e::scope;
 use hmg_mcp::HmgServer;
 use rmcp::model::{CallToolRequestParams, CallToolResult};
 use rmcp::service::RunningService;
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Value, json};
-
-fn scope() -> Scope {
-    Scope {
-        tenant_id: "qiankun".into(),
-        workspace: Some("mem0ai".into()),
-        repository: Some("mem0".into()),
-        branch: Some("main".into()),
-        session: None,
-    }
-}
 
 async fn connect(store: &Path, timeout: Duration) -> RunningService<RoleClient, ()> {
     // Synchronous engine calls must not run on an async worker.

@@ -64,7 +64,7 @@ impl<B: Backend> Memory<B> {
         req: &CorrectRequest,
     ) -> std::result::Result<(Vec<Mutation>, Option<AtomId>), String> {
         let reason = required_reason(&req.reason)?;
-        let target = self.target(&req.target_atom, &req.scope)?.clone();
+        let target = self.target(&req.target_atom, &req.scope, false)?.clone();
         if target.exposure != crate::atom::Exposure::Visible {
             return Err(format!(
                 "atom {} is {}: governed atoms cannot be corrected",

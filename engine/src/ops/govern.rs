@@ -69,7 +69,7 @@ impl<B: Backend> Memory<B> {
     ) -> std::result::Result<(Vec<Mutation>, Option<AtomId>), String> {
         use Exposure::*;
         let reason = required_reason(&req.reason)?;
-        let target = self.target(&req.target_atom, &req.scope)?.clone();
+        let target = self.target(&req.target_atom, &req.scope, false)?.clone();
         let action = req.action;
         if action != GovernAction::DeriveLesson
             && req

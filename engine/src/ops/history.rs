@@ -101,17 +101,11 @@ impl<B: Backend> Memory<B> {
         if let Some(problem) = req.scope.problem() {
             return refused(problem);
         }
-        let id: AtomId = match req.atom_id.parse() {
-            Ok(id) => id,
+        let atom = match self.target(&req.atom_id, &req.scope, req.remote) {
+            Ok(atom) => atom,
             Err(reason) => return refused(reason),
         };
-        let Some(atom) = self
-            .state
-            .atom(id)
-            .filter(|a| a.scope.visible_from(&req.scope, req.remote))
-        else {
-            return refused(format!("atom {id} not found in this scope"));
-        };
+        let id = atom.id;
         let mut result = HistoryResult {
             current: Some(AtomView::from(atom)),
             ..HistoryResult::default()
