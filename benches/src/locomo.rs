@@ -7,16 +7,21 @@
 //! for recall_all@k when all are. Questions whose evidence does not resolve
 //! to a turn are skipped.
 //!
-//! Systems: `hmg` (the engine's fused recall, run natively) and `bm25`
-//! (the reference: lower-cased word tokens, English stop words removed,
-//! plain BM25 k1 = 1.2, b = 0.75).
+//! Systems: `bm25` (the reference: lower-cased word tokens, English stop
+//! words removed, plain BM25 k1 = 1.2, b = 0.75) and the engine's recall, run
+//! natively, three ways: `keyword` (semantic signal off), `semantic`
+//! (keyword signal off) and `hybrid` (the default engine). The embedding
+//! model is the one `scripts/model/fetch.sh` prepares (or `HMG_MODEL_DIR`);
+//! embeddings are cached by exact text under `~/.cache/hmg/bench/` so that
+//! re-runs only pay for recall.
 //!
 //!     cargo run --release -p hmg-benches --bin locomo -- [path/to/locomo-dev.json]
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use engine::ops::{MemorizeRequest, RecallRequest};
-use engine::{Config, FixedEnv, MemBackend, Memory, Scope, Timestamp};
+use engine::{Config, FixedEnv, MemBackend, Memory, Scope, Signals, Timestamp};
+use hmg_benches::SharedEmbedder;
 use serde_json::Value;
 
 const KS: [usize; 2] = [5, 10];
@@ -100,7 +105,7 @@ struct Hmg {
 }
 
 impl Hmg {
-    fn new(turns: &[Turn]) -> Hmg {
+    fn new(turns: &[Turn], signals: Signals, embedder: &SharedEmbedder) -> Hmg {
         let env = FixedEnv {
             now: Timestamp(1_683_000_000_000),
             counter: 0,
@@ -109,11 +114,13 @@ impl Hmg {
             MemBackend::new(),
             Config {
                 max_content_bytes: 1 << 16,
+                signals,
                 ..Config::default()
             },
             Box::new(env),
         )
         .unwrap();
+        memory.set_embedder(Box::new(embedder.clone()));
         let scope = Scope::new("bench", "locomo", "conversation", "main");
         let mut turns_of: HashMap<String, Vec<String>> = HashMap::new();
         for turn in turns {
@@ -251,7 +258,12 @@ fn main() {
         .nth(1)
         .unwrap_or_else(|| "../shared/bench/locomo-dev.json".into());
     let data = load(&path);
-    let systems: [&str; 2] = ["bm25", "hmg"];
+    let systems: [&str; 4] = ["bm25", "keyword", "semantic", "hybrid"];
+    let embedder = SharedEmbedder::load("locomo");
+    // Embed every turn and question up front, in batches (the cache keeps them).
+    let turns_text: Vec<&str> = data.iter().flat_map(|(_, t, _)| t.iter().map(|t| t.content.as_str())).collect();
+    let questions_text: Vec<&str> = data.iter().flat_map(|(_, _, q)| q.iter().map(|q| q.text.as_str())).collect();
+    embedder.warm(&turns_text, &questions_text);
     // system → category → tally
     let mut tallies: BTreeMap<&str, BTreeMap<u64, Tally>> = BTreeMap::new();
     let mut skipped = 0;
@@ -259,7 +271,9 @@ fn main() {
         let known: HashSet<&str> = turns.iter().map(|t| t.id.as_str()).collect();
         let mut runners: Vec<(&str, Box<dyn System>)> = vec![
             ("bm25", Box::new(Bm25::new(turns))),
-            ("hmg", Box::new(Hmg::new(turns))),
+            ("keyword", Box::new(Hmg::new(turns, Signals { keyword: true, semantic: false }, &embedder))),
+            ("semantic", Box::new(Hmg::new(turns, Signals { keyword: false, semantic: true }, &embedder))),
+            ("hybrid", Box::new(Hmg::new(turns, Signals::default(), &embedder))),
         ];
         for q in questions {
             let evidence: Vec<&str> = q
@@ -293,8 +307,10 @@ fn main() {
             questions.len()
         );
     }
+    embedder.save();
     println!(
-        "LoCoMo turn-level retrieval on {path} ({skipped} questions skipped: evidence not a turn)\n"
+        "LoCoMo turn-level retrieval on {path} ({skipped} questions skipped: evidence not a turn; model {})\n",
+        embedder.fingerprint()
     );
     println!("| system | categories | questions | any@5 | any@10 | all@5 | all@10 |");
     println!("| --- | --- | --- | --- | --- | --- | --- |");

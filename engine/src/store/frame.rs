@@ -3,7 +3,10 @@
 
 use crate::error::{Error, Result};
 
-pub const FORMAT_VERSION: u32 = 1;
+/// Written by this build. Version 2 added embeddings (a second snapshot
+/// frame, `Mutation::Embed` records); version 1 files are read as they are.
+pub const FORMAT_VERSION: u32 = 2;
+pub const OLDEST_READABLE: u32 = 1;
 pub const HEADER_LEN: u64 = 24;
 pub const FRAME_OVERHEAD: usize = 8;
 /// No single record may exceed this (a snapshot of ~1 GiB is the practical cap).
@@ -33,9 +36,9 @@ pub fn parse_header(magic: &[u8; 8], bytes: &[u8]) -> Result<u64> {
         return Err(Error::Corrupt("file header is not an HMG header".into()));
     }
     let version = u32::from_le_bytes(bytes[8..12].try_into().expect("4 bytes"));
-    if version != FORMAT_VERSION {
+    if !(OLDEST_READABLE..=FORMAT_VERSION).contains(&version) {
         return Err(Error::Corrupt(format!(
-            "format version {version} is not supported (this build reads {FORMAT_VERSION})"
+            "format version {version} is not supported (this build reads {OLDEST_READABLE} to {FORMAT_VERSION})"
         )));
     }
     Ok(u64::from_le_bytes(

@@ -151,12 +151,17 @@ impl<B: Backend> Store<B> {
                 "snapshot {generation} claims generation {found}"
             )));
         }
-        match frame::next(&bytes, HEADER_LEN as usize) {
-            Next::Frame(payload, _) => decode(payload, "snapshot"),
-            _ => Err(Error::Corrupt(format!(
-                "snapshot {generation} fails its checksum"
-            ))),
+        let bad = || Error::Corrupt(format!("snapshot {generation} fails its checksum"));
+        let Next::Frame(payload, after) = frame::next(&bytes, HEADER_LEN as usize) else {
+            return Err(bad());
+        };
+        let mut state: State = decode(payload, "snapshot")?;
+        match frame::next(&bytes, after) {
+            Next::Frame(payload, _) => state.vectors = decode(payload, "snapshot vectors")?,
+            Next::End => {}
+            Next::Bad => return Err(bad()),
         }
+        Ok(state)
     }
 
     /// Applies the log from `log_end` on, noting the atoms it touched; cuts a
@@ -268,6 +273,7 @@ impl<B: Backend> Store<B> {
         let next = self.generation + 1;
         let mut bytes = frame::header(SNAP_MAGIC, next);
         bytes.extend(frame::frame(&encode(state)?));
+        bytes.extend(frame::frame(&encode(&state.vectors)?));
         let tmp = format!("{}.tmp", snap_name(next));
         self.backend.write_at(&tmp, 0, &bytes)?;
         self.backend.sync(&tmp)?;
