@@ -21,6 +21,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use engine::ops::{MemorizeRequest, RecallRequest};
 use engine::{Config, FixedEnv, MemBackend, Memory, Scope, Signals, Timestamp};
+use engine::embed::{Embedder, Role, dot};
 use hmg_benches::SharedEmbedder;
 use serde_json::Value;
 
@@ -167,6 +168,34 @@ impl System for Hmg {
     }
 }
 
+/// Plain cosine ranking over the same embeddings (a reference for `semantic`).
+struct Cosine {
+    embedder: SharedEmbedder,
+    docs: Vec<(String, Vec<f32>)>,
+}
+
+impl Cosine {
+    fn new(turns: &[Turn], embedder: &SharedEmbedder) -> Cosine {
+        let mut embedder = embedder.clone();
+        let texts: Vec<&str> = turns.iter().map(|t| t.content.as_str()).collect();
+        let vs = embedder.embed(&texts, Role::Passage).unwrap();
+        Cosine {
+            embedder,
+            docs: turns.iter().map(|t| t.id.clone()).zip(vs).collect(),
+        }
+    }
+}
+
+impl System for Cosine {
+    fn top(&mut self, query: &str, k: usize) -> Vec<String> {
+        let q = self.embedder.embed(&[query], Role::Query).unwrap().remove(0);
+        let mut scored: Vec<(f32, usize)> =
+            self.docs.iter().enumerate().map(|(i, (_, v))| (dot(&q, v), i)).collect();
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        scored.into_iter().take(k).map(|(_, i)| self.docs[i].0.clone()).collect()
+    }
+}
+
 const STOP: &[&str] = &[
     "a", "an", "and", "are", "as", "at", "be", "but", "by", "did", "do", "does", "for", "from",
     "had", "has", "have", "he", "her", "his", "how", "i", "if", "in", "into", "is", "it", "its",
@@ -258,7 +287,7 @@ fn main() {
         .nth(1)
         .unwrap_or_else(|| "../shared/bench/locomo-dev.json".into());
     let data = load(&path);
-    let systems: [&str; 4] = ["bm25", "keyword", "semantic", "hybrid"];
+    let systems: [&str; 5] = ["bm25", "cosine", "keyword", "semantic", "hybrid"];
     let embedder = SharedEmbedder::load("locomo");
     // Embed every turn and question up front, in batches (the cache keeps them).
     let turns_text: Vec<&str> = data.iter().flat_map(|(_, t, _)| t.iter().map(|t| t.content.as_str())).collect();
@@ -271,6 +300,7 @@ fn main() {
         let known: HashSet<&str> = turns.iter().map(|t| t.id.as_str()).collect();
         let mut runners: Vec<(&str, Box<dyn System>)> = vec![
             ("bm25", Box::new(Bm25::new(turns))),
+            ("cosine", Box::new(Cosine::new(turns, &embedder))),
             ("keyword", Box::new(Hmg::new(turns, Signals { keyword: true, semantic: false }, &embedder))),
             ("semantic", Box::new(Hmg::new(turns, Signals { keyword: false, semantic: true }, &embedder))),
             ("hybrid", Box::new(Hmg::new(turns, Signals::default(), &embedder))),

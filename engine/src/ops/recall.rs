@@ -97,8 +97,8 @@ impl Relevance {
 
 /// Cosine similarity of e5-style embeddings mapped to [0, 1]: unrelated
 /// texts sit around `SEMANTIC_FLOOR`, paraphrases near `SEMANTIC_CEILING`.
-const SEMANTIC_FLOOR: f64 = 0.80;
-const SEMANTIC_CEILING: f64 = 0.92;
+const SEMANTIC_FLOOR: f64 = 0.78;
+const SEMANTIC_CEILING: f64 = 0.96;
 /// Semantic candidates per query beyond the requested limit.
 const SEMANTIC_CANDIDATES: usize = 50;
 
@@ -324,7 +324,8 @@ impl<B: Backend> Memory<B> {
                 .atom(id)
                 .is_some_and(|atom| self.recallable(atom, req))
         };
-        for (id, cosine) in index.search(&query, limit + SEMANTIC_CANDIDATES, accept) {
+        let hits = index.search(&query, limit + SEMANTIC_CANDIDATES, accept);
+        for (id, cosine) in hits {
             out.entry(id).or_default().semantic = semantic_signal(cosine);
         }
     }
