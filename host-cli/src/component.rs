@@ -36,8 +36,12 @@ pub fn config(c: &api::StoreConfig) -> wit::StoreConfig {
         max_content_bytes: c.max_content_bytes,
         compact_log_bytes: c.compact_log_bytes,
         brief_budget_chars: c.brief_budget_chars,
+        model_dir: c.model_dir.as_ref().map(|_| GUEST_MODEL.to_owned()),
     }
 }
+
+/// Where the component sees the model directory.
+pub const GUEST_MODEL: &str = "/model";
 
 fn effect(e: wit::Effect) -> api::Effect {
     match e {
@@ -240,6 +244,7 @@ pub fn stats(s: wit::StoreStats) -> api::StoreStats {
             categorical: s.indexes.categorical,
         },
         snapshot_version: s.snapshot_version,
+        model: s.model,
     }
 }
 

@@ -32,6 +32,26 @@ pub fn store_dir(flag: Option<&Path>) -> PathBuf {
     data.join("hmg").join("store")
 }
 
+/// The model `scripts/model/fetch.sh` prepares (`./setup.sh` runs it).
+pub const DEFAULT_MODEL: &str = "model/e5-small-v2";
+
+/// The embedding model directory: `--model`, else `$HMG_MODEL`, else the
+/// default model in the cache dir if it is there. `none` (or `off`) means
+/// keyword-only recall.
+pub fn model_dir(flag: Option<&Path>) -> Option<PathBuf> {
+    let chosen = flag
+        .map(Path::to_path_buf)
+        .or_else(|| env_nonempty("HMG_MODEL").map(PathBuf::from));
+    match chosen {
+        Some(dir) if dir == Path::new("none") || dir == Path::new("off") => None,
+        Some(dir) => Some(dir),
+        None => {
+            let dir = crate::default_cache_dir()?.join(DEFAULT_MODEL);
+            dir.join("tokenizer.bin").exists().then_some(dir)
+        }
+    }
+}
+
 fn env_nonempty(name: &str) -> Option<String> {
     std::env::var(name)
         .ok()

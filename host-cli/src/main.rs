@@ -52,6 +52,10 @@ struct Global {
     /// Session: memories written with it are seen only inside it.
     #[arg(long, global = true, env = "HMG_SESSION")]
     session: Option<String>,
+    /// Embedding model directory, or `none` for keyword-only recall
+    /// [default: $HMG_MODEL, else ~/.cache/hmg/model/e5-small-v2 if present]
+    #[arg(long, global = true, value_name = "DIR")]
+    model: Option<PathBuf>,
 }
 
 #[derive(Subcommand)]
@@ -222,8 +226,12 @@ fn open(global: &Global) -> Result<Session> {
     }
     scope.session.clone_from(&global.session);
     let runtime = Runtime::new(default_cache_dir().as_deref())?;
+    let config = api::StoreConfig {
+        model_dir: locate::model_dir(global.model.as_deref()),
+        ..api::StoreConfig::default()
+    };
     runtime
-        .open(&store, &api::StoreConfig::default(), scope, &tenant)
+        .open(&store, &config, scope, &tenant)
         .with_context(|| format!("store {}", store.display()))
 }
 

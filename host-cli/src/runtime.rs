@@ -94,12 +94,16 @@ impl Runtime {
             .write(true)
             .open(dir.join(LOCK_FILE))
             .with_context(|| format!("cannot open the lock file in {}", dir.display()))?;
-        let wasi = WasiCtxBuilder::new()
-            .allow_blocking_current_thread(true)
+        let mut wasi = WasiCtxBuilder::new();
+        wasi.allow_blocking_current_thread(true)
             .inherit_stderr()
             .preopened_dir(dir, GUEST_STORE, FsPerms::ReadWrite)
-            .map_err(|e| anyhow!("cannot grant {} to the engine: {e}", dir.display()))?
-            .build();
+            .map_err(|e| anyhow!("cannot grant {} to the engine: {e}", dir.display()))?;
+        if let Some(model) = &config.model_dir {
+            wasi.preopened_dir(model, c::GUEST_MODEL, FsPerms::ReadOnly)
+                .map_err(|e| anyhow!("cannot grant the model {} to the engine: {e}", model.display()))?;
+        }
+        let wasi = wasi.build();
         let mut store = Store::new(
             &self.engine,
             Ctx {
@@ -121,7 +125,7 @@ impl Runtime {
         let handle = session.locked(|store, b| {
             b.hmg_memory_memory()
                 .store()
-                .call_open(store, GUEST_STORE, wit_config)
+                .call_open(store, GUEST_STORE, &wit_config)
         })?;
         session.handle = Some(handle);
         Ok(session)

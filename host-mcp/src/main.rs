@@ -17,6 +17,10 @@ struct Args {
     /// Store directory [default: $HMG_STORE, else ~/.local/share/hmg/store]
     #[arg(long, value_name = "DIR")]
     store: Option<PathBuf>,
+    /// Embedding model directory, or `none` for keyword-only recall
+    /// [default: $HMG_MODEL, else ~/.cache/hmg/model/e5-small-v2 if present]
+    #[arg(long, value_name = "DIR")]
+    model: Option<PathBuf>,
     /// Per-call timeout in milliseconds.
     #[arg(long, env = "HMG_MCP_TIMEOUT_MS", default_value_t = 25_000)]
     timeout_ms: u64,
@@ -43,7 +47,11 @@ fn run(args: Args) -> Result<()> {
         scope.display()
     );
     let runtime = Runtime::new(default_cache_dir().as_deref())?;
-    let session = runtime.open(&store, &api::StoreConfig::default(), scope, "agent")?;
+    let config = api::StoreConfig {
+        model_dir: locate::model_dir(args.model.as_deref()),
+        ..api::StoreConfig::default()
+    };
+    let session = runtime.open(&store, &config, scope, "agent")?;
     let server = HmgServer::new(session, Duration::from_millis(args.timeout_ms));
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
