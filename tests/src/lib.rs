@@ -30,6 +30,22 @@ pub fn open(dir: &Path) -> Session {
     open_with(dir, &StoreConfig::default())
 }
 
+/// The embedding model `./setup.sh` prepared (`$HMG_MODEL` or the cache);
+/// tests of semantic recall fail without it rather than pass vacuously.
+pub fn model_dir() -> PathBuf {
+    hmg_cli::locate::model_dir(None)
+        .expect("no embedding model: run ./setup.sh (or scripts/model/fetch.sh)")
+}
+
+/// A store with the embedding model: hybrid recall, as users get it.
+pub fn open_with_model(dir: &Path) -> Session {
+    let config = StoreConfig {
+        model_dir: Some(model_dir()),
+        ..StoreConfig::default()
+    };
+    open_with(dir, &config)
+}
+
 pub fn open_with(dir: &Path, config: &StoreConfig) -> Session {
     runtime()
         .open(dir, config, scope(), "tester")

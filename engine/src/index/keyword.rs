@@ -10,7 +10,7 @@
 
 use std::collections::HashMap;
 
-use super::tokenize::{is_cjk, is_unigram, tokens};
+use super::tokenize::{is_cjk, is_unigram, query_tokens, tokens};
 use crate::atom::AtomId;
 
 const K1: f64 = 1.2;
@@ -95,7 +95,7 @@ impl KeywordIndex {
     /// Every document matching at least one query term.
     pub fn search(&self, query: &str) -> HashMap<AtomId, KeywordHit> {
         let mut hits: HashMap<AtomId, KeywordHit> = HashMap::new();
-        let mut terms = tokens(query);
+        let mut terms = query_tokens(query);
         terms.sort();
         terms.dedup();
         if terms.is_empty() || self.docs.is_empty() {
@@ -181,7 +181,7 @@ mod tests {
         let toks: Vec<Vec<String>> = docs.iter().map(|(_, d)| tokens(d)).collect();
         let n = docs.len() as f64;
         let avg = (toks.iter().map(Vec::len).sum::<usize>() as f64 / n).max(1.0);
-        let mut q = tokens(query);
+        let mut q = query_tokens(query);
         q.sort();
         q.dedup();
         let mut out = HashMap::new();
