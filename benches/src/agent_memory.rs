@@ -130,8 +130,20 @@ fn main() {
     let texts: Vec<&str> = queries.iter().map(|q| q.text.as_str()).collect();
     embedder.warm(&passages, &texts);
     let systems = [
-        ("keyword", Signals { keyword: true, semantic: false }),
-        ("semantic", Signals { keyword: false, semantic: true }),
+        (
+            "keyword",
+            Signals {
+                keyword: true,
+                semantic: false,
+            },
+        ),
+        (
+            "semantic",
+            Signals {
+                keyword: false,
+                semantic: true,
+            },
+        ),
         ("hybrid", Signals::default()),
     ];
     println!(
@@ -158,9 +170,18 @@ fn main() {
                 .iter()
                 .map(|h| s.label_of[&h.atom_id.to_string()].clone())
                 .collect();
-            let (n, r) = (ndcg(&ranked, &q.grades, 10), recall_at(&ranked, &q.grades, 5));
+            let (n, r) = (
+                ndcg(&ranked, &q.grades, 10),
+                recall_at(&ranked, &q.grades, 5),
+            );
             if verbose && name == "hybrid" && n < 0.7 {
-                println!("  {:.2} {} {:?} → {:?}", n, q.text, q.grades, &ranked[..ranked.len().min(5)]);
+                println!(
+                    "  {:.2} {} {:?} → {:?}",
+                    n,
+                    q.text,
+                    q.grades,
+                    &ranked[..ranked.len().min(5)]
+                );
             }
             for key in [q.kind.as_str(), "all"] {
                 let e = per.entry(key).or_default();

@@ -37,7 +37,10 @@ impl SharedEmbedder {
     pub fn load(name: &str) -> SharedEmbedder {
         let dir = model_dir();
         let model = OnnxEmbedder::load(&dir).unwrap_or_else(|e| {
-            panic!("no model at {} ({e}); run scripts/model/fetch.sh", dir.display())
+            panic!(
+                "no model at {} ({e}); run scripts/model/fetch.sh",
+                dir.display()
+            )
         });
         let fingerprint = model.fingerprint().to_owned();
         let safe: String = fingerprint
@@ -47,7 +50,11 @@ impl SharedEmbedder {
         let home = std::env::var_os("HOME").expect("HOME is set");
         let path = PathBuf::from(home).join(format!(".cache/hmg/bench/{name}-{safe}.bin"));
         let cache = read_cache(&path, model.dim());
-        eprintln!("embedding cache: {} entries from {}", cache.len(), path.display());
+        eprintln!(
+            "embedding cache: {} entries from {}",
+            cache.len(),
+            path.display()
+        );
         SharedEmbedder {
             inner: Arc::new(Mutex::new(Inner {
                 model,

@@ -19,9 +19,9 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
+use engine::embed::{Embedder, Role, dot};
 use engine::ops::{MemorizeRequest, RecallRequest};
 use engine::{Config, FixedEnv, MemBackend, Memory, Scope, Signals, Timestamp};
-use engine::embed::{Embedder, Role, dot};
 use hmg_benches::SharedEmbedder;
 use serde_json::Value;
 
@@ -188,11 +188,23 @@ impl Cosine {
 
 impl System for Cosine {
     fn top(&mut self, query: &str, k: usize) -> Vec<String> {
-        let q = self.embedder.embed(&[query], Role::Query).unwrap().remove(0);
-        let mut scored: Vec<(f32, usize)> =
-            self.docs.iter().enumerate().map(|(i, (_, v))| (dot(&q, v), i)).collect();
+        let q = self
+            .embedder
+            .embed(&[query], Role::Query)
+            .unwrap()
+            .remove(0);
+        let mut scored: Vec<(f32, usize)> = self
+            .docs
+            .iter()
+            .enumerate()
+            .map(|(i, (_, v))| (dot(&q, v), i))
+            .collect();
         scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-        scored.into_iter().take(k).map(|(_, i)| self.docs[i].0.clone()).collect()
+        scored
+            .into_iter()
+            .take(k)
+            .map(|(_, i)| self.docs[i].0.clone())
+            .collect()
     }
 }
 
@@ -290,8 +302,14 @@ fn main() {
     let systems: [&str; 5] = ["bm25", "cosine", "keyword", "semantic", "hybrid"];
     let embedder = SharedEmbedder::load("locomo");
     // Embed every turn and question up front, in batches (the cache keeps them).
-    let turns_text: Vec<&str> = data.iter().flat_map(|(_, t, _)| t.iter().map(|t| t.content.as_str())).collect();
-    let questions_text: Vec<&str> = data.iter().flat_map(|(_, _, q)| q.iter().map(|q| q.text.as_str())).collect();
+    let turns_text: Vec<&str> = data
+        .iter()
+        .flat_map(|(_, t, _)| t.iter().map(|t| t.content.as_str()))
+        .collect();
+    let questions_text: Vec<&str> = data
+        .iter()
+        .flat_map(|(_, _, q)| q.iter().map(|q| q.text.as_str()))
+        .collect();
     embedder.warm(&turns_text, &questions_text);
     // system → category → tally
     let mut tallies: BTreeMap<&str, BTreeMap<u64, Tally>> = BTreeMap::new();
@@ -301,9 +319,32 @@ fn main() {
         let mut runners: Vec<(&str, Box<dyn System>)> = vec![
             ("bm25", Box::new(Bm25::new(turns))),
             ("cosine", Box::new(Cosine::new(turns, &embedder))),
-            ("keyword", Box::new(Hmg::new(turns, Signals { keyword: true, semantic: false }, &embedder))),
-            ("semantic", Box::new(Hmg::new(turns, Signals { keyword: false, semantic: true }, &embedder))),
-            ("hybrid", Box::new(Hmg::new(turns, Signals::default(), &embedder))),
+            (
+                "keyword",
+                Box::new(Hmg::new(
+                    turns,
+                    Signals {
+                        keyword: true,
+                        semantic: false,
+                    },
+                    &embedder,
+                )),
+            ),
+            (
+                "semantic",
+                Box::new(Hmg::new(
+                    turns,
+                    Signals {
+                        keyword: false,
+                        semantic: true,
+                    },
+                    &embedder,
+                )),
+            ),
+            (
+                "hybrid",
+                Box::new(Hmg::new(turns, Signals::default(), &embedder)),
+            ),
         ];
         for q in questions {
             let evidence: Vec<&str> = q

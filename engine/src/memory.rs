@@ -128,7 +128,10 @@ impl<B: Backend> Memory<B> {
     pub fn open(backend: B, config: Config, env: Box<dyn Env + Send>) -> Result<Memory<B>> {
         let (store, state, recovery) = Store::open(backend, config.compact_log_bytes)?;
         let indexes = Indexes::build(&state);
-        let model = config.model_dir.clone().map_or(Model::None, Model::Unloaded);
+        let model = config
+            .model_dir
+            .clone()
+            .map_or(Model::None, Model::Unloaded);
         Ok(Memory {
             model,
             store,
@@ -197,7 +200,8 @@ impl<B: Backend> Memory<B> {
             self.model = match OnnxEmbedder::load(dir) {
                 Ok(e) => Model::Ready(Box::new(e)),
                 Err(e) => {
-                    let reason = format!("embedding model unavailable ({e}); recall is keyword-only");
+                    let reason =
+                        format!("embedding model unavailable ({e}); recall is keyword-only");
                     eprintln!("hmg: {reason}");
                     Model::Failed(reason)
                 }
@@ -218,7 +222,11 @@ impl<B: Backend> Memory<B> {
     pub fn model_status(&self) -> String {
         match &self.model {
             Model::None => "none: no model configured; recall is keyword-only".into(),
-            Model::Unloaded(dir) => format!("{} (not loaded yet)", dir.display()),
+            // Not loaded yet: the model the stored vectors were made with.
+            Model::Unloaded(_) if !self.state.vectors.model.is_empty() => {
+                self.state.vectors.model.clone()
+            }
+            Model::Unloaded(dir) => format!("{} (loads on first use)", dir.display()),
             Model::Ready(e) => e.fingerprint().to_owned(),
             Model::Failed(reason) => reason.clone(),
         }

@@ -63,18 +63,22 @@ pub enum Mutation {
 impl Txn {
     /// Atoms this transaction puts.
     pub fn touched(&self) -> impl Iterator<Item = AtomId> + '_ {
-        self.mutations.iter().filter_map(|m| {
-            match m {
-                Mutation::PutAtom(a) => Some(a.id),
-                Mutation::Embed { atom, .. } => Some(*atom),
-                _ => None,
-            }
+        self.mutations.iter().filter_map(|m| match m {
+            Mutation::PutAtom(a) => Some(a.id),
+            Mutation::Embed { atom, .. } => Some(*atom),
+            _ => None,
         })
     }
 }
 
 impl Vectors {
-    fn put(&mut self, model: String, atom: AtomId, vector: Vec<u8>, atoms: &BTreeMap<AtomId, Atom>) {
+    fn put(
+        &mut self,
+        model: String,
+        atom: AtomId,
+        vector: Vec<u8>,
+        atoms: &BTreeMap<AtomId, Atom>,
+    ) {
         if model != self.model {
             // Another model's vectors are not comparable with these.
             self.rows.clear();
@@ -127,7 +131,10 @@ impl State {
                 Mutation::PutAtom(atom) => {
                     // An embedding of destroyed or rewritten content goes with it.
                     let stale = atom.exposure.destroyed()
-                        || self.atoms.get(&atom.id).is_some_and(|a| a.content != atom.content);
+                        || self
+                            .atoms
+                            .get(&atom.id)
+                            .is_some_and(|a| a.content != atom.content);
                     if stale {
                         self.vectors.rows.remove(&atom.id);
                     }

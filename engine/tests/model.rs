@@ -19,7 +19,10 @@ fn model_dir() -> PathBuf {
 fn load() -> OnnxEmbedder {
     let dir = model_dir();
     OnnxEmbedder::load(&dir).unwrap_or_else(|e| {
-        panic!("cannot load the model from {} ({e}); run scripts/model/fetch.sh", dir.display())
+        panic!(
+            "cannot load the model from {} ({e}); run scripts/model/fetch.sh",
+            dir.display()
+        )
     })
 }
 
@@ -33,7 +36,11 @@ fn tokenizer_and_embeddings() {
     assert!(rows.len() >= 16);
     for row in &rows {
         let text = row["text"].as_str().unwrap();
-        let role = if row["query"].as_bool().unwrap() { Role::Query } else { Role::Passage };
+        let role = if row["query"].as_bool().unwrap() {
+            Role::Query
+        } else {
+            Role::Passage
+        };
         let want: Vec<u32> = row["ids"]
             .as_array()
             .unwrap()
@@ -60,7 +67,13 @@ fn tokenizer_and_embeddings() {
     }
 
     // Cross-lingual and script-folding queries find the database decision.
-    for query in ["資料庫選型", "数据库选型", "database choice", "我們資料庫用的什麼來著？", "which database do we use?"] {
+    for query in [
+        "資料庫選型",
+        "数据库选型",
+        "database choice",
+        "我們資料庫用的什麼來著？",
+        "which database do we use?",
+    ] {
         let q = model.embed(&[query], Role::Query).unwrap().remove(0);
         let scores: Vec<f32> = batch.iter().map(|m| dot(&q, m)).collect();
         eprintln!("{query}: {scores:?}");

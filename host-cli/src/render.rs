@@ -50,14 +50,15 @@ pub fn govern(r: &api::GovernResult) -> String {
 
 pub fn stats(s: &api::StoreStats) -> String {
     format!(
-        "atoms {}  edges {}  snapshot_version {}\nindexes: semantic {}  keyword {}  temporal {}  categorical {}",
+        "atoms {}  edges {}  snapshot_version {}\nindexes: semantic {}  keyword {}  temporal {}  categorical {}\nmodel: {}",
         s.atoms,
         s.edges,
         s.snapshot_version,
         s.indexes.semantic,
         s.indexes.keyword,
         s.indexes.temporal,
-        s.indexes.categorical
+        s.indexes.categorical,
+        s.model
     )
 }
 

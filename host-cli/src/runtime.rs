@@ -101,7 +101,12 @@ impl Runtime {
             .map_err(|e| anyhow!("cannot grant {} to the engine: {e}", dir.display()))?;
         if let Some(model) = &config.model_dir {
             wasi.preopened_dir(model, c::GUEST_MODEL, FsPerms::ReadOnly)
-                .map_err(|e| anyhow!("cannot grant the model {} to the engine: {e}", model.display()))?;
+                .map_err(|e| {
+                    anyhow!(
+                        "cannot grant the model {} to the engine: {e}",
+                        model.display()
+                    )
+                })?;
         }
         let wasi = wasi.build();
         let mut store = Store::new(

@@ -26,6 +26,7 @@ fn official_sdk_client_walks_through_the_seed() {
         .arg(&dir)
         .env("HMG_BIN", &hmg)
         .env("HMG_MCP_BIN", &mcp)
+        .env("HMG_MODEL", hmg_e2e::model_dir())
         .output()
         .expect("node runs");
     let stdout = String::from_utf8_lossy(&out.stdout);

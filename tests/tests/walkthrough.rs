@@ -34,9 +34,16 @@ fn ids(hits: &[RecalledAtom]) -> Vec<&str> {
 fn best_is(s: &mut hmg_cli::Session, queries: &[&str], want: &str, absent: &[&str]) {
     for query in queries {
         let hits = recall(s, query);
-        assert_eq!(hits.first().map(|h| h.atom_id.as_str()), Some(want), "{query}: {hits:#?}");
+        assert_eq!(
+            hits.first().map(|h| h.atom_id.as_str()),
+            Some(want),
+            "{query}: {hits:#?}"
+        );
         for gone in absent {
-            assert!(!ids(&hits).contains(gone), "{query} returned {gone}: {hits:#?}");
+            assert!(
+                !ids(&hits).contains(gone),
+                "{query} returned {gone}: {hits:#?}"
+            );
         }
     }
 }
@@ -80,7 +87,10 @@ fn seed_walkthrough() {
     let dir = tempfile::tempdir().unwrap();
     let mut s = open_with_model(dir.path());
     // Other memories share the store, as in real use.
-    for other in ["前端用 React 18 和 TypeScript", "每週五下午三點開迭代回顧會"] {
+    for other in [
+        "前端用 React 18 和 TypeScript",
+        "每週五下午三點開迭代回顧會",
+    ] {
         memorize(&mut s, other);
     }
 
@@ -123,7 +133,11 @@ fn seed_walkthrough() {
     let pg17 = r.new_atom_id.unwrap();
     best_is(
         &mut s,
-        &["PostgreSQL 主資料庫", "PostgreSQL 主数据库", "main PostgreSQL database"],
+        &[
+            "PostgreSQL 主資料庫",
+            "PostgreSQL 主数据库",
+            "main PostgreSQL database",
+        ],
         &pg17,
         &[&pg16],
     );
@@ -141,8 +155,15 @@ fn seed_walkthrough() {
         None,
     );
     assert_eq!(r.effect, Effect::Applied);
-    for query in ["MongoDB 會話快取", "MongoDB 会话缓存", "MongoDB session cache"] {
-        assert!(!ids(&recall(&mut s, query)).contains(&mongo.as_str()), "{query}");
+    for query in [
+        "MongoDB 會話快取",
+        "MongoDB 会话缓存",
+        "MongoDB session cache",
+    ] {
+        assert!(
+            !ids(&recall(&mut s, query)).contains(&mongo.as_str()),
+            "{query}"
+        );
     }
     assert_eq!(
         correct(&mut s, &mongo, CorrectAction::Negate, "again", None).effect,
@@ -168,7 +189,11 @@ fn seed_walkthrough() {
     let mongo2 = r.new_atom_id.unwrap();
     best_is(
         &mut s,
-        &["MongoDB 會話快取", "MongoDB 会话缓存", "MongoDB session cache"],
+        &[
+            "MongoDB 會話快取",
+            "MongoDB 会话缓存",
+            "MongoDB session cache",
+        ],
         &mongo2,
         &[&mongo],
     );
@@ -286,13 +311,21 @@ fn seed_walkthrough() {
         Effect::Applied
     );
     for query in ["K8s 部署", "K8s 部署方式", "deploy with K8s"] {
-        assert!(!ids(&recall(&mut s, query)).contains(&k8s.as_str()), "{query}");
+        assert!(
+            !ids(&recall(&mut s, query)).contains(&k8s.as_str()),
+            "{query}"
+        );
     }
     assert_eq!(
         govern(&mut s, &k8s, GovernAction::Restore, "確認無誤", None).effect,
         Effect::Applied
     );
-    best_is(&mut s, &["K8s 部署", "K8s 部署方式", "deploy with K8s"], &k8s, &[]);
+    best_is(
+        &mut s,
+        &["K8s 部署", "K8s 部署方式", "deploy with K8s"],
+        &k8s,
+        &[],
+    );
 
     // Tombstone.
     let gone = memorize(&mut s, "客戶王小明的電話是 0912-345-678")
@@ -329,7 +362,11 @@ fn seed_walkthrough() {
     assert_eq!(stats.indexes.keyword, 12);
     // One vector per atom with content; the sealed and tombstoned lost theirs.
     assert_eq!(stats.indexes.semantic, 12);
-    assert!(stats.model.starts_with("multilingual-e5-small:"), "{}", stats.model);
+    assert!(
+        stats.model.starts_with("multilingual-e5-small:"),
+        "{}",
+        stats.model
+    );
     assert_eq!(stats.snapshot_version, 21);
 
     // Everything survives a reopen.

@@ -5,6 +5,8 @@
 //! other language, so a test passing with it proves plumbing, not semantics.
 
 use std::hash::{DefaultHasher, Hash, Hasher};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::{Embedder, Role, normalize};
 use crate::error::Result;
@@ -14,8 +16,10 @@ use crate::index::tokenize::tokens;
 pub struct HashedEmbedder {
     dim: usize,
     fingerprint: String,
-    /// How many texts were embedded (tests check batching and laziness).
-    pub embedded: usize,
+    /// Calls to `embed` and texts embedded, shared with clones (tests check
+    /// batching, and that opening a store embeds nothing).
+    pub calls: Arc<AtomicUsize>,
+    pub texts: Arc<AtomicUsize>,
 }
 
 impl HashedEmbedder {
@@ -23,8 +27,15 @@ impl HashedEmbedder {
         HashedEmbedder {
             dim,
             fingerprint: format!("hashed-{dim}"),
-            embedded: 0,
+            calls: Arc::default(),
+            texts: Arc::default(),
         }
+    }
+
+    /// The same vectors under another fingerprint (a different model).
+    pub fn renamed(mut self, fingerprint: &str) -> HashedEmbedder {
+        fingerprint.clone_into(&mut self.fingerprint);
+        self
     }
 
     pub fn vector(&self, text: &str) -> Vec<f32> {
@@ -51,7 +62,8 @@ impl Embedder for HashedEmbedder {
     }
 
     fn embed(&mut self, texts: &[&str], _role: Role) -> Result<Vec<Vec<f32>>> {
-        self.embedded += texts.len();
+        self.calls.fetch_add(1, Ordering::Relaxed);
+        self.texts.fetch_add(texts.len(), Ordering::Relaxed);
         Ok(texts.iter().map(|t| self.vector(t)).collect())
     }
 }

@@ -126,7 +126,8 @@ impl OnnxEmbedder {
             dim: 0,
             fingerprint,
         };
-        embedder.dim = embedder.run(&[vec![embedder.tokenizer.bos, embedder.tokenizer.eos]])?[0].len();
+        embedder.dim =
+            embedder.run(&[vec![embedder.tokenizer.bos, embedder.tokenizer.eos]])?[0].len();
         Ok(embedder)
     }
 
@@ -153,7 +154,9 @@ impl OnnxEmbedder {
             .map(|feed| match feed {
                 Feed::Ids => Tensor::from(ids.clone()).into(),
                 Feed::Mask => Tensor::from(mask.clone()).into(),
-                Feed::TypeIds => Tensor::from(tract_ndarray::Array2::<i64>::zeros((rows, cols))).into(),
+                Feed::TypeIds => {
+                    Tensor::from(tract_ndarray::Array2::<i64>::zeros((rows, cols))).into()
+                }
             })
             .collect();
         let outputs = self.plan.run(feeds).map_err(model_error("model run"))?;

@@ -45,11 +45,15 @@ impl<'a> Reader<'a> {
     }
 
     fn u32(&mut self) -> Result<u32> {
-        Ok(u32::from_le_bytes(self.take(4)?.try_into().expect("4 bytes")))
+        Ok(u32::from_le_bytes(
+            self.take(4)?.try_into().expect("4 bytes"),
+        ))
     }
 
     fn f32(&mut self) -> Result<f32> {
-        Ok(f32::from_le_bytes(self.take(4)?.try_into().expect("4 bytes")))
+        Ok(f32::from_le_bytes(
+            self.take(4)?.try_into().expect("4 bytes"),
+        ))
     }
 }
 
@@ -79,7 +83,9 @@ impl Unigram {
         for _ in 0..n_norm {
             let cp = r.u32()?;
             let count = r.take(1)?[0] as usize;
-            let outs = (0..count).map(|_| r.u32()).collect::<Result<Box<[u32]>>>()?;
+            let outs = (0..count)
+                .map(|_| r.u32())
+                .collect::<Result<Box<[u32]>>>()?;
             norm.insert(cp, outs);
         }
         if unk as usize >= n || bos as usize >= n || eos as usize >= n {
@@ -114,7 +120,9 @@ impl Unigram {
             let mapped = self.norm.get(&(ch as u32));
             let cps = mapped.map_or_else(|| vec![ch as u32], |m| m.to_vec());
             for cp in cps {
-                let Some(c) = char::from_u32(cp) else { continue };
+                let Some(c) = char::from_u32(cp) else {
+                    continue;
+                };
                 if c == ' ' && folded.last() == Some(&' ') {
                     continue;
                 }

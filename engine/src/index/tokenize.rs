@@ -185,7 +185,11 @@ static GLOSSARY: LazyLock<Glossary> = LazyLock::new(|| {
             continue;
         };
         let concept = names.len();
-        let words: Vec<&str> = en.split(',').map(str::trim).filter(|w| !w.is_empty()).collect();
+        let words: Vec<&str> = en
+            .split(',')
+            .map(str::trim)
+            .filter(|w| !w.is_empty())
+            .collect();
         names.push(format!("⟪{}⟫", words.first().copied().unwrap_or("?")));
         for word in words {
             english.entry(stem_phrase(word)).or_default().push(concept);
@@ -341,7 +345,10 @@ mod tests {
 
     #[test]
     fn latin_words_are_stemmed_and_stopped() {
-        assert_eq!(tokens("The Databases are Running"), vec!["databas", "run", "⟪database⟫"]);
+        assert_eq!(
+            tokens("The Databases are Running"),
+            vec!["databas", "run", "⟪database⟫"]
+        );
         assert_eq!(tokens("ＰｏｓｔｇｒｅＳＱＬ 16"), vec!["postgresql", "16"]);
     }
 
@@ -356,7 +363,10 @@ mod tests {
 
     #[test]
     fn mixed_scripts_split_cleanly() {
-        assert_eq!(tokens("用K8s部署"), vec!["用", "k8s", "部", "部署", "署", "⟪deploy⟫"]);
+        assert_eq!(
+            tokens("用K8s部署"),
+            vec!["用", "k8s", "部", "部署", "署", "⟪deploy⟫"]
+        );
     }
 
     #[test]

@@ -195,7 +195,12 @@ mod tests {
         Vectors::encode(v)
     }
 
-    fn brute(rows: &[(AtomId, Vec<f32>)], query: &[f32], k: usize, skip: u128) -> Vec<(AtomId, f32)> {
+    fn brute(
+        rows: &[(AtomId, Vec<f32>)],
+        query: &[f32],
+        k: usize,
+        skip: u128,
+    ) -> Vec<(AtomId, f32)> {
         let mut all: Vec<(AtomId, f32)> = rows
             .iter()
             .filter(|(id, _)| id.0 % skip.max(2) != 1 || skip == 0)

@@ -11,6 +11,8 @@ mod memorize;
 mod recall;
 mod stats;
 mod transfer;
+#[cfg(test)]
+mod vector_tests;
 
 pub use brief::{BriefRequest, BriefResult};
 pub use correct::{CorrectRequest, CorrectResult};

@@ -99,11 +99,15 @@ impl Relevance {
 /// texts sit around `SEMANTIC_FLOOR`, paraphrases near `SEMANTIC_CEILING`.
 const SEMANTIC_FLOOR: f64 = 0.78;
 const SEMANTIC_CEILING: f64 = 0.96;
+/// The semantic signal's top value: a perfect embedding match alone is
+/// slightly less evidence than every query term matched.
+const SEMANTIC_WEIGHT: f64 = 0.8;
 /// Semantic candidates per query beyond the requested limit.
 const SEMANTIC_CANDIDATES: usize = 50;
 
 pub fn semantic_signal(cosine: f32) -> f64 {
-    ((f64::from(cosine) - SEMANTIC_FLOOR) / (SEMANTIC_CEILING - SEMANTIC_FLOOR)).clamp(0.0, 1.0)
+    let span = SEMANTIC_CEILING - SEMANTIC_FLOOR;
+    SEMANTIC_WEIGHT * ((f64::from(cosine) - SEMANTIC_FLOOR) / span).clamp(0.0, 1.0)
 }
 
 struct Hints {

@@ -52,6 +52,15 @@ impl Harness {
         }
     }
 
+    /// The same store opened again (a new process), with `embedder` if given.
+    pub fn reopen(&mut self, embedder: Option<crate::embed::hashed::HashedEmbedder>) {
+        let env = Box::new(SharedEnv(self.env.clone()));
+        self.memory = Memory::open(self.backend.clone(), self.memory.config.clone(), env).unwrap();
+        if let Some(e) = embedder {
+            self.memory.set_embedder(Box::new(e));
+        }
+    }
+
     pub fn advance_days(&self, days: f64) {
         self.env.lock().unwrap().now.0 += (days * MS_PER_DAY as f64) as i64;
     }

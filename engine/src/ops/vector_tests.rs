@@ -1,0 +1,158 @@
+//! The vector path across operations, with the deterministic test embedder:
+//! one vector per atom, written with the atom, kept across reopen, batched
+//! for import, gone with destroyed content, and absent without a model.
+
+use std::sync::atomic::Ordering;
+
+use super::testing::Harness;
+use super::*;
+use crate::atom::{CorrectAction, GovernAction};
+use crate::embed::hashed::HashedEmbedder;
+use crate::memory::Config;
+use crate::state::Vectors;
+use crate::store::backend::MemBackend;
+
+fn with_vectors() -> (Harness, HashedEmbedder) {
+    let mut h = Harness::new();
+    let embedder = HashedEmbedder::new(64);
+    h.memory.set_embedder(Box::new(embedder.clone()));
+    (h, embedder)
+}
+
+fn stats(h: &mut Harness) -> Stats {
+    h.memory.stats(None).unwrap()
+}
+
+#[test]
+fn vectors_are_written_with_atoms_and_survive_reopen() {
+    let (mut h, embedder) = with_vectors();
+    let a = h.id("deploy with blue green on ECS");
+    h.id("cache keys carry the tenant prefix");
+    assert_eq!(embedder.texts.load(Ordering::Relaxed), 2);
+    let s = stats(&mut h);
+    assert_eq!((s.indexes.semantic, s.indexes.keyword), (2, 2));
+    assert_eq!(s.model, "hashed-64");
+
+    // A new process: nothing is embedded at open, only the query at recall.
+    let fresh = HashedEmbedder::new(64);
+    h.reopen(Some(fresh.clone()));
+    assert_eq!(stats(&mut h).indexes.semantic, 2);
+    let hits = h.recall_with(RecallRequest {
+        query: "blue green deploy on ECS".into(),
+        scope: h.scope.clone(),
+        explain: true,
+        ..Default::default()
+    });
+    assert_eq!(hits[0].atom_id, a);
+    let semantic = hits[0]
+        .explain
+        .iter()
+        .find(|s| s.name == "semantic")
+        .unwrap();
+    assert!(semantic.value > 0.0 && semantic.contribution > 0.0);
+    assert_eq!(fresh.texts.load(Ordering::Relaxed), 1);
+
+    // Also after compaction (the vectors move into the snapshot).
+    h.memory.store.compact(&h.memory.state).unwrap();
+    h.reopen(Some(HashedEmbedder::new(64)));
+    assert_eq!(stats(&mut h).indexes.semantic, 2);
+}
+
+#[test]
+fn replace_embeds_the_new_version_and_quarantine_keeps_the_vector() {
+    let (mut h, _) = with_vectors();
+    let old = h.id("main database is PostgreSQL 16");
+    let new = h
+        .correct(
+            old,
+            CorrectAction::Replace,
+            Some("main database is PostgreSQL 17"),
+        )
+        .new_atom_id
+        .unwrap();
+    let rows = &h.memory.state.vectors.rows;
+    assert!(rows.contains_key(&old) && rows.contains_key(&new));
+    h.govern(new, GovernAction::Quarantine, None);
+    assert!(h.memory.state.vectors.rows.contains_key(&new));
+    assert!(!h.recall_ids("PostgreSQL 17").contains(&new));
+    h.govern(new, GovernAction::Restore, None);
+    assert_eq!(h.recall_ids("PostgreSQL 17").first(), Some(&new));
+}
+
+#[test]
+fn destroyed_content_takes_its_vector_with_it() {
+    for action in [GovernAction::Seal, GovernAction::Tombstone] {
+        let (mut h, embedder) = with_vectors();
+        let keep = h.id("the staging database resets every Sunday");
+        let gone = h.id("customer Wang's phone is 0912-345-678");
+        let vector = Vectors::encode(&embedder.vector("customer Wang's phone is 0912-345-678"));
+        assert_eq!(h.memory.state.vectors.rows[&gone], vector);
+        h.govern(gone, action, None);
+        assert!(!h.memory.state.vectors.rows.contains_key(&gone));
+        assert!(h.memory.state.vectors.rows.contains_key(&keep));
+        // Not in memory, not in any file.
+        for (name, bytes) in h.backend.all_bytes() {
+            assert!(
+                !bytes.windows(vector.len()).any(|w| w == vector.as_slice()),
+                "{action:?}: {name}"
+            );
+        }
+        h.reopen(Some(HashedEmbedder::new(64)));
+        assert_eq!(stats(&mut h).indexes.semantic, 1);
+        assert!(!h.recall_ids("customer phone").contains(&gone));
+    }
+}
+
+#[test]
+fn import_embeds_in_one_batch() {
+    let (mut source, _) = with_vectors();
+    for i in 0..25 {
+        source.id(&format!("imported memory number {i} about topic {}", i % 4));
+    }
+    let jsonl = source.memory.export(None).unwrap();
+    let (mut h, embedder) = with_vectors();
+    let r = h.memory.import(&jsonl).unwrap();
+    assert_eq!(r.atoms_added, 25);
+    assert_eq!(embedder.calls.load(Ordering::Relaxed), 1);
+    assert_eq!(embedder.texts.load(Ordering::Relaxed), 25);
+    assert_eq!(stats(&mut h).indexes.semantic, 25);
+}
+
+#[test]
+fn without_a_model_recall_is_keyword_only() {
+    let mut h = Harness::new();
+    h.id("deploy with blue green on ECS");
+    let s = stats(&mut h);
+    assert_eq!(s.indexes.semantic, 0);
+    assert!(s.model.starts_with("none"), "{}", s.model);
+    assert_eq!(h.recall("ECS").len(), 1);
+
+    // A model directory that does not hold a model: still keyword-only, and
+    // stats says why.
+    let config = Config {
+        model_dir: Some("/nonexistent/model".into()),
+        ..Config::default()
+    };
+    let mut h = Harness::with(MemBackend::new(), config);
+    h.id("deploy with blue green on ECS");
+    assert_eq!(h.recall("ECS").len(), 1);
+    let s = stats(&mut h);
+    assert_eq!(s.indexes.semantic, 0);
+    assert!(s.model.contains("keyword-only"), "{}", s.model);
+}
+
+#[test]
+fn another_model_replaces_the_vectors_it_cannot_compare() {
+    let (mut h, _) = with_vectors();
+    h.id("first memory about caching");
+    h.reopen(Some(HashedEmbedder::new(64).renamed("other-model")));
+    // The old vectors are not comparable: not used, and not counted once the
+    // new model writes.
+    h.id("second memory about caching");
+    let vectors = &h.memory.state.vectors;
+    assert_eq!(
+        (vectors.model.as_str(), vectors.rows.len()),
+        ("other-model", 1)
+    );
+    assert_eq!(h.recall("caching").len(), 2);
+}
