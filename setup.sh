@@ -26,6 +26,9 @@ cargo build --release --locked --target wasm32-wasip2 -p engine
 step "hosts and tests (one release build)"
 cargo build --release --locked --workspace --all-targets
 
+step "pre-initialised engine with the model loaded (once per engine build and model)"
+"$CARGO_TARGET_DIR/release/hmg" prepare
+
 [ "${1:-}" = "--build" ] && exit 0
 
 step "install hmg and hmg-mcp"

@@ -17,13 +17,30 @@ wit_bindgen::generate!({
     world: "engine",
 });
 
-use exports::hmg::memory::memory::{Guest, GuestStore, Store as StoreHandle};
+use exports::hmg::memory::memory::{Guest as MemoryGuest, GuestStore, Store as StoreHandle};
 use exports::hmg::memory::types as wit;
 
 struct Component;
 
-impl Guest for Component {
+impl MemoryGuest for Component {
     type Store = StoreResource;
+}
+
+impl Guest for Component {
+    fn preload(model_dir: String) -> Result<String, String> {
+        let fingerprint = crate::embed::preload(model_dir.as_ref()).map_err(|e| e.to_string())?;
+        // The instance is about to be snapshot: wasi-libc must forget the
+        // directory handles it cached, or the restored instance would use
+        // handles that belong to this one.
+        unsafe extern "C" {
+            fn __wasilibc_reset_preopens();
+        }
+        // SAFETY: no file or directory is open at this point (the model
+        // files were read whole and closed), so nothing refers to the
+        // preopens being forgotten; wasi-libc re-reads them on next use.
+        unsafe { __wasilibc_reset_preopens() };
+        Ok(fingerprint)
+    }
 }
 
 struct StoreResource {

@@ -197,7 +197,11 @@ impl<B: Backend> Memory<B> {
     /// or it failed to load (recall is then keyword-only).
     pub(crate) fn embedder(&mut self) -> Option<&mut dyn Embedder> {
         if let Model::Unloaded(dir) = &self.model {
-            self.model = match OnnxEmbedder::load(dir) {
+            let loaded = match crate::embed::take_preloaded(dir) {
+                Some(preloaded) => Ok(preloaded),
+                None => OnnxEmbedder::load(dir),
+            };
+            self.model = match loaded {
                 Ok(e) => Model::Ready(Box::new(e)),
                 Err(e) => {
                     let reason =

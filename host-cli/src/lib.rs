@@ -11,6 +11,7 @@
 pub mod api;
 mod component;
 pub mod locate;
+mod preload;
 pub mod render;
 pub mod runtime;
 

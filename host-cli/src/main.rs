@@ -142,6 +142,9 @@ enum Command {
         #[command(subcommand)]
         hook: Hook,
     },
+    /// Pre-initialise the engine with the embedding model loaded, so that
+    /// every later call starts fast (once per model; ./setup.sh runs it).
+    Prepare,
 }
 
 #[derive(Args)]
@@ -225,9 +228,18 @@ fn open(global: &Global) -> Result<Session> {
         }
     }
     scope.session.clone_from(&global.session);
-    let runtime = Runtime::new(default_cache_dir().as_deref())?;
+    let model_dir = locate::model_dir(global.model.as_deref());
+    let runtime = Runtime::for_model(default_cache_dir().as_deref(), model_dir.as_deref())?;
+    if model_dir.is_some()
+        && !runtime.preloaded
+        && std::env::var_os("HMG_REQUIRE_PRELOADED").is_some()
+    {
+        bail!(
+            "HMG_REQUIRE_PRELOADED is set but no pre-initialised engine matches this model (run `hmg prepare`)"
+        );
+    }
     let config = api::StoreConfig {
-        model_dir: locate::model_dir(global.model.as_deref()),
+        model_dir,
         ..api::StoreConfig::default()
     };
     runtime
@@ -404,6 +416,33 @@ fn run(cli: Cli) -> Result<ExitCode> {
             } else {
                 ExitCode::SUCCESS
             })
+        }
+        Command::Prepare => {
+            let Some(model) = locate::model_dir(cli.global.model.as_deref()) else {
+                bail!("no embedding model (run scripts/model/fetch.sh, or pass --model DIR)");
+            };
+            let cache = default_cache_dir().context("no cache directory (set HMG_CACHE_DIR)")?;
+            if Runtime::for_model(Some(&cache), Some(&model))?.preloaded {
+                let out = serde_json::json!({ "prepared": false, "reason": "already prepared" });
+                print(json, &out, |_| "already prepared for this model".into())?;
+                return Ok(ExitCode::SUCCESS);
+            }
+            let started = std::time::Instant::now();
+            let (path, fingerprint) = Runtime::prepare(&cache, &model)?;
+            let seconds = started.elapsed().as_secs_f64();
+            let out = serde_json::json!({
+                "prepared": true,
+                "model": fingerprint,
+                "artifact": path,
+                "seconds": seconds,
+            });
+            print(json, &out, |_| {
+                format!(
+                    "prepared {fingerprint} in {seconds:.1} s → {}",
+                    path.display()
+                )
+            })?;
+            Ok(ExitCode::SUCCESS)
         }
         Command::Hook {
             hook: Hook::SessionStart,

@@ -13,6 +13,7 @@ use wasmtime_wasi::{FsPerms, ResourceTable, WasiCtx, WasiCtxBuilder, WasiCtxView
 
 use crate::api;
 use crate::component::{self as c, Bindings};
+use crate::preload;
 
 /// The engine component built for this host (see build.rs).
 static COMPONENT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/engine.wasm"));
@@ -22,8 +23,8 @@ const GUEST_STORE: &str = "/store";
 const LOCK_FILE: &str = "LOCK";
 
 pub struct Ctx {
-    wasi: WasiCtx,
-    table: ResourceTable,
+    pub(crate) wasi: WasiCtx,
+    pub(crate) table: ResourceTable,
 }
 
 impl WasiView for Ctx {
@@ -41,6 +42,8 @@ pub struct Runtime {
     engine: Engine,
     component: Component,
     linker: Linker<Ctx>,
+    /// Whether the component was pre-initialised with the model loaded.
+    pub preloaded: bool,
 }
 
 /// Where compiled code is cached: `$HMG_CACHE_DIR`, else the user cache dir.
@@ -63,17 +66,56 @@ impl Runtime {
         Runtime::from_component(COMPONENT, COMPONENT_HASH, cache_dir)
     }
 
+    /// The embedded component, pre-initialised with the model in
+    /// `model_dir` when [`Runtime::prepare`] made that for this model;
+    /// otherwise as [`Runtime::new`].
+    pub fn for_model(cache_dir: Option<&Path>, model_dir: Option<&Path>) -> Result<Runtime> {
+        if let (Some(cache), Some(model)) = (cache_dir, model_dir) {
+            let (engine, linker) = engine_and_linker()?;
+            let path = preload::artifact_path(&engine, COMPONENT_HASH, cache, model);
+            if path.exists() {
+                // SAFETY: as in `load_component`: our own cache entry, named
+                // by the component, engine configuration and model it holds.
+                #[allow(unsafe_code)]
+                match unsafe { Component::deserialize_file(&engine, &path) } {
+                    Ok(component) => {
+                        return Ok(Runtime {
+                            engine,
+                            component,
+                            linker,
+                            preloaded: true,
+                        });
+                    }
+                    Err(_) => {
+                        let _ = fs::remove_file(&path);
+                    }
+                }
+            }
+        }
+        Runtime::new(cache_dir)
+    }
+
+    /// Builds and caches the engine pre-initialised with the model in
+    /// `model_dir` (tens of seconds, once per component and model); returns
+    /// where it went and the model's fingerprint.
+    pub fn prepare(cache_dir: &Path, model_dir: &Path) -> Result<(PathBuf, String)> {
+        if COMPONENT.is_empty() {
+            bail!("this hmg was built without the engine component; build with ./setup.sh");
+        }
+        let (engine, linker) = engine_and_linker()?;
+        let path = preload::artifact_path(&engine, COMPONENT_HASH, cache_dir, model_dir);
+        let fingerprint = preload::prepare(&engine, &linker, COMPONENT, model_dir, &path)?;
+        Ok((path, fingerprint))
+    }
+
     pub fn from_component(bytes: &[u8], hash: &str, cache_dir: Option<&Path>) -> Result<Runtime> {
-        let mut config = Config::new();
-        config.wasm_component_model(true);
-        let engine = Engine::new(&config).map_err(|e| anyhow!("{e}"))?;
+        let (engine, linker) = engine_and_linker()?;
         let component = load_component(&engine, bytes, hash, cache_dir)?;
-        let mut linker = Linker::new(&engine);
-        wasmtime_wasi::p2::add_to_linker_sync(&mut linker).map_err(|e| anyhow!("{e}"))?;
         Ok(Runtime {
             engine,
             component,
             linker,
+            preloaded: false,
         })
     }
 
@@ -135,6 +177,15 @@ impl Runtime {
         session.handle = Some(handle);
         Ok(session)
     }
+}
+
+fn engine_and_linker() -> Result<(Engine, Linker<Ctx>)> {
+    let mut config = Config::new();
+    config.wasm_component_model(true);
+    let engine = Engine::new(&config).map_err(|e| anyhow!("{e}"))?;
+    let mut linker = Linker::new(&engine);
+    wasmtime_wasi::p2::add_to_linker_sync(&mut linker).map_err(|e| anyhow!("{e}"))?;
+    Ok((engine, linker))
 }
 
 fn load_component(

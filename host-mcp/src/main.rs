@@ -46,9 +46,10 @@ fn run(args: Args) -> Result<()> {
         store.display(),
         scope.display()
     );
-    let runtime = Runtime::new(default_cache_dir().as_deref())?;
+    let model_dir = locate::model_dir(args.model.as_deref());
+    let runtime = Runtime::for_model(default_cache_dir().as_deref(), model_dir.as_deref())?;
     let config = api::StoreConfig {
-        model_dir: locate::model_dir(args.model.as_deref()),
+        model_dir,
         ..api::StoreConfig::default()
     };
     let session = runtime.open(&store, &config, scope, "agent")?;

@@ -25,6 +25,8 @@ impl Cli {
             .arg(self.store.path())
             .arg("--model")
             .arg(model_dir())
+            // ./setup.sh prepared the pre-initialised engine: use it or fail.
+            .env("HMG_REQUIRE_PRELOADED", "1")
             .env_remove("HMG_STORE")
             .env_remove("HMG_SESSION");
         if let Some(dir) = cwd {

@@ -13,9 +13,38 @@ pub mod hashed;
 pub mod onnx;
 pub mod unigram;
 
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
 use serde::Deserialize;
 
 use crate::error::{Error, Result};
+
+/// An embedder loaded ahead of any store (see [`preload`]).
+static PRELOADED: Mutex<Option<(PathBuf, onnx::OnnxEmbedder)>> = Mutex::new(None);
+
+/// Loads the model in `dir` and keeps it for the first store opened with the
+/// same model directory; returns its fingerprint. Embeds one text so that
+/// everything lazily built on first use is built now.
+pub fn preload(dir: &Path) -> Result<String> {
+    let mut embedder = onnx::OnnxEmbedder::load(dir)?;
+    embedder.embed(&["warm-up"], Role::Query)?;
+    let fingerprint = embedder.fingerprint().to_owned();
+    *PRELOADED.lock().unwrap_or_else(|e| e.into_inner()) = Some((dir.to_owned(), embedder));
+    Ok(fingerprint)
+}
+
+/// The preloaded embedder, if it was loaded from `dir` (taken: one store owns it).
+pub fn take_preloaded(dir: &Path) -> Option<onnx::OnnxEmbedder> {
+    let mut slot = PRELOADED.lock().unwrap_or_else(|e| e.into_inner());
+    match slot.take() {
+        Some((loaded, embedder)) if loaded == dir => Some(embedder),
+        other => {
+            *slot = other;
+            None
+        }
+    }
+}
 
 /// What a text is, for models that embed queries and passages differently
 /// (e5: `query: ` / `passage: ` prefixes).
