@@ -86,3 +86,57 @@ fn tokenizer_and_embeddings() {
         assert_eq!(best, 0, "{query}: {scores:?}");
     }
 }
+
+/// Another model directory, as a user would point at one: an ONNX encoder
+/// and a Hugging Face `tokenizer.json`, named by `hmg-model.json`. (Here the
+/// same e5 graph with the same vocabulary exported as tokenizer.json by
+/// `scripts/model/e5.py`, so the result can be checked against the default.)
+#[test]
+fn a_tokenizer_json_model_directory() {
+    let dir = model_dir();
+    let custom = tempfile::tempdir().unwrap();
+    let manifest = serde_json::json!({
+        "name": "e5-via-tokenizer-json",
+        "onnx": dir.join("e5-small.onnx"),
+        "tokenizer": dir.join("tokenizer.json"),
+        "query_prefix": "query: ",
+        "passage_prefix": "passage: ",
+        "pooling": "mean",
+        "max_tokens": 512,
+    });
+    std::fs::write(custom.path().join("hmg-model.json"), manifest.to_string()).unwrap();
+    let mut json = OnnxEmbedder::load(custom.path()).unwrap();
+    let mut reference = load();
+    assert!(json.fingerprint().starts_with("e5-via-tokenizer-json:"));
+
+    let fixture = std::fs::read_to_string(dir.join("token-ids.json")).unwrap();
+    let rows: Vec<serde_json::Value> = serde_json::from_str(&fixture).unwrap();
+    let mut same = 0;
+    for row in &rows {
+        let text = row["text"].as_str().unwrap();
+        let role = if row["query"].as_bool().unwrap() {
+            Role::Query
+        } else {
+            Role::Passage
+        };
+        let ids = json.token_ids(text, role);
+        if ids == reference.token_ids(text, role) {
+            same += 1;
+        } else {
+            eprintln!("tokenizer.json differs on {text:?}");
+        }
+        let a = json.embed(&[text], role).unwrap().remove(0);
+        let b = reference.embed(&[text], role).unwrap().remove(0);
+        assert!(dot(&a, &b) > 0.98, "{text}: {}", dot(&a, &b));
+    }
+    // NFKC approximates the reference's normalisation map: only rare
+    // characters may tokenize differently.
+    assert!(same * 10 >= rows.len() * 8, "{same}/{} equal", rows.len());
+
+    // Long texts are cut to the window, keeping the closing token.
+    let long = "資料庫 database ".repeat(400);
+    let ids = json.token_ids(&long, Role::Passage);
+    assert_eq!(ids.len(), 512);
+    assert_eq!(ids.last(), reference.token_ids("", Role::Passage).last());
+    assert_eq!(reference.token_ids(&long, Role::Passage).len(), 512);
+}

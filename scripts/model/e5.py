@@ -320,6 +320,31 @@ def write_tokenizer(m, path):
     Path(path).write_bytes(bytes(out))
 
 
+def write_tokenizer_json(m, path):
+    """The same vocabulary as a Hugging Face tokenizer.json (Unigram model,
+    NFKC + whitespace folding, `<s> … </s>`), for the engine's tests of
+    user-supplied tokenizers. Its normaliser approximates the reference's
+    per-codepoint map (NFKC), so ids may differ on rare characters."""
+    from tokenizers import Regex, Tokenizer, models, normalizers, pre_tokenizers, processors
+
+    names = {m.bos: "<s>", m.eos: "</s>", m.pad: "<pad>", m.unk: "<unk>"}
+    vocab = []
+    for i, (piece, score) in enumerate(zip(m.pieces, m.scores)):
+        text = names.get(i) or piece.decode("utf-8", "replace") or f"<unused{i}>"
+        vocab.append((text, float(score)))
+    tok = Tokenizer(models.Unigram(vocab, unk_id=m.unk, byte_fallback=False))
+    tok.normalizer = normalizers.Sequence([
+        normalizers.Replace(Regex("[\\x00-\\x08\\x0b-\\x1f\\x7f]"), ""),
+        normalizers.Replace(Regex("[\\t\\n\\r]"), " "),
+        normalizers.NFKC(),
+        normalizers.Replace(Regex(" {2,}"), " "),
+    ])
+    tok.pre_tokenizer = pre_tokenizers.Metaspace(replacement="\u2581", prepend_scheme="always", split=False)
+    tok.post_processor = processors.TemplateProcessing(
+        single="<s> $A </s>", special_tokens=[("<s>", m.bos), ("</s>", m.eos)])
+    tok.save(str(path))
+
+
 def write_token_fixture(m, path):
     """Token ids of the validation sentences, for the engine's tokenizer tests."""
     import json
@@ -337,8 +362,9 @@ if __name__ == "__main__":
         model.path = src
         export_onnx(model, str(out / "e5-small.onnx"))
         write_tokenizer(model, out / "tokenizer.bin")
+        write_tokenizer_json(model, out / "tokenizer.json")
         write_token_fixture(model, out / "token-ids.json")
-        print(f"wrote {out}/e5-small.onnx, tokenizer.bin, token-ids.json")
+        print(f"wrote {out}/e5-small.onnx, tokenizer.bin, tokenizer.json, token-ids.json")
     elif command == "validate":
         src, out, lib = sys.argv[2], Path(sys.argv[3]), sys.argv[4]
         model = Model(src)

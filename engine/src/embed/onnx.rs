@@ -13,9 +13,17 @@ use crate::error::{Error, Result};
 
 type Plan = Arc<TypedSimplePlan>;
 
+/// HMG's compact Unigram file, or a Hugging Face `tokenizer.json`
+/// (WordPiece, BPE or Unigram, with its normaliser and special tokens).
+enum Tokenizer {
+    Unigram(Unigram),
+    Json(Box<tokenizers::Tokenizer>),
+}
+
 pub struct OnnxEmbedder {
     manifest: Manifest,
-    tokenizer: Unigram,
+    tokenizer: Tokenizer,
+    pad: u32,
     plan: Plan,
     /// For each graph input, what to feed it.
     inputs: Vec<Feed>,
@@ -73,9 +81,25 @@ impl OnnxEmbedder {
         } else {
             Manifest::default()
         };
-        let tokenizer_path = pick(dir, manifest.tokenizer.as_deref(), &["tokenizer.bin"])?;
+        let tokenizer_path = pick(
+            dir,
+            manifest.tokenizer.as_deref(),
+            &["tokenizer.bin", "tokenizer.json"],
+        )?;
         let tokenizer_bytes = read(&tokenizer_path)?;
-        let tokenizer = Unigram::from_bytes(&tokenizer_bytes)?;
+        let (tokenizer, pad) = if tokenizer_path.extension().is_some_and(|e| e == "json") {
+            let json = tokenizers::Tokenizer::from_bytes(&tokenizer_bytes)
+                .map_err(|e| Error::Invalid(format!("{}: {e}", tokenizer_path.display())))?;
+            let pad = ["<pad>", "[PAD]"]
+                .iter()
+                .find_map(|t| json.token_to_id(t))
+                .unwrap_or(0);
+            (Tokenizer::Json(Box::new(json)), pad)
+        } else {
+            let unigram = Unigram::from_bytes(&tokenizer_bytes)?;
+            let pad = unigram.pad;
+            (Tokenizer::Unigram(unigram), pad)
+        };
         let onnx_path = pick(
             dir,
             manifest.onnx.as_deref(),
@@ -121,27 +145,45 @@ impl OnnxEmbedder {
         let mut embedder = OnnxEmbedder {
             manifest,
             tokenizer,
+            pad,
             plan,
             inputs,
             dim: 0,
             fingerprint,
         };
-        embedder.dim =
-            embedder.run(&[vec![embedder.tokenizer.bos, embedder.tokenizer.eos]])?[0].len();
+        let probe = embedder.token_ids("", Role::Query);
+        embedder.dim = embedder.run(&[probe])?[0].len();
         Ok(embedder)
     }
 
-    /// Token ids of a text as the model sees it (prefix included).
+    /// Token ids of a text as the model sees it (prefix and special tokens
+    /// included), cut to the model's window (the last token is kept: it is
+    /// the closing special token).
     pub fn token_ids(&self, text: &str, role: Role) -> Vec<u32> {
         let prefixed = format!("{}{text}", self.manifest.prefix(role));
-        self.tokenizer.encode(&prefixed, self.manifest.max_tokens)
+        let max = self.manifest.max_tokens.max(2);
+        match &self.tokenizer {
+            Tokenizer::Unigram(unigram) => unigram.encode(&prefixed, max),
+            Tokenizer::Json(json) => {
+                let mut ids = json
+                    .encode(prefixed.as_str(), true)
+                    .map(|e| e.get_ids().to_vec())
+                    .unwrap_or_default();
+                if ids.len() > max {
+                    let last = ids[ids.len() - 1];
+                    ids.truncate(max - 1);
+                    ids.push(last);
+                }
+                ids
+            }
+        }
     }
 
     /// One forward pass over a padded batch; pooled, normalised vectors.
     fn run(&self, batch: &[Vec<u32>]) -> Result<Vec<Vec<f32>>> {
         let rows = batch.len();
         let cols = batch.iter().map(Vec::len).max().unwrap_or(0).max(1);
-        let pad = i64::from(self.tokenizer.pad);
+        let pad = i64::from(self.pad);
         let ids = tract_ndarray::Array2::from_shape_fn((rows, cols), |(r, c)| {
             batch[r].get(c).map_or(pad, |&id| i64::from(id))
         });
