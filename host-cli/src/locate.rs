@@ -32,6 +32,10 @@ pub fn store_dir(flag: Option<&Path>) -> PathBuf {
     data.join("hmg").join("store")
 }
 
+/// What a host says (once, on stderr) when it found no model by default.
+pub const NO_MODEL: &str =
+    "hmg: no embedding model found (run ./setup.sh, or set HMG_MODEL); recall is keyword-only";
+
 /// The model `scripts/model/fetch.sh` prepares (`./setup.sh` runs it).
 pub const DEFAULT_MODEL: &str = "model/e5-small-v2";
 
