@@ -1,7 +1,11 @@
 //! recall: hybrid retrieval fused into one score in (0, 1].
 //!
 //! Signals, each in [0, 1]:
-//! - `keyword` — BM25 coverage of the query (see `index::keyword`);
+//! - `semantic` — cosine of the query's and the memory's embeddings, spread
+//!   from e5's narrow band (0.78–0.96) and capped at 0.8, for the nearest
+//!   `limit + 50` recallable atoms (exact search, `index::vector`);
+//! - `keyword` — BM25 coverage of the query (see `index::keyword`), zh/en
+//!   concept tokens included;
 //! - `chain` — relevance inherited by the head of a supersedes chain from a
 //!   hidden older version that matched strongly (coverage ≥ 0.6, × 0.6), so
 //!   "PostgreSQL 16" still finds the memory that now says 17, while a word the
@@ -10,8 +14,7 @@
 //! - `categorical` — epistemic weight (necessary 1, actual 0.75, possible 0.5)
 //!   and kind hints in the query (handoff/交接, lesson/教訓, constraint/約束).
 //!
-//! `relevance = max(keyword, chain)` (the semantic signal joins this max-fusion
-//! when embeddings land), and
+//! `relevance = max(1 − (1 − keyword)(1 − semantic), chain)` and
 //! `score = relevance · (0.70 + 0.15·temporal + 0.15·categorical)`;
 //! with a time window the weights are `0.55 / 0.30 / 0.15`. A query made only
 //! of time words ranks by the window alone. Hits below relevance 0.12 are noise
@@ -86,12 +89,15 @@ struct Relevance {
 }
 
 impl Relevance {
-    /// Keyword and semantic evidence combine as independent chances
-    /// (noisy-or), so a hit both signals see outranks one only one sees; a
-    /// chain inheritance stands alone.
+    /// Keyword and semantic evidence combined as independent chances
+    /// (noisy-or), so a hit both signals see outranks one only one sees.
+    fn direct(&self) -> f64 {
+        1.0 - (1.0 - self.keyword) * (1.0 - self.semantic)
+    }
+
+    /// The direct evidence, or a chain inheritance when that is stronger.
     fn value(&self) -> f64 {
-        let direct = 1.0 - (1.0 - self.keyword) * (1.0 - self.semantic);
-        direct.max(self.chain)
+        self.direct().max(self.chain)
     }
 }
 
@@ -105,7 +111,7 @@ const SEMANTIC_WEIGHT: f64 = 0.8;
 /// Semantic candidates per query beyond the requested limit.
 const SEMANTIC_CANDIDATES: usize = 50;
 
-pub fn semantic_signal(cosine: f32) -> f64 {
+fn semantic_signal(cosine: f32) -> f64 {
     let span = SEMANTIC_CEILING - SEMANTIC_FLOOR;
     SEMANTIC_WEIGHT * ((f64::from(cosine) - SEMANTIC_FLOOR) / span).clamp(0.0, 1.0)
 }
@@ -402,13 +408,13 @@ fn fuse(
     };
     // The relevance share is split between keyword and semantic in
     // proportion to their values, or goes whole to the chain when it won.
-    let direct = rel.keyword + rel.semantic;
-    let chain_won = rel.chain > 1.0 - (1.0 - rel.keyword) * (1.0 - rel.semantic);
+    let signals = rel.keyword + rel.semantic;
+    let chain_won = rel.chain > rel.direct();
     let share = |value: f64| {
-        if chain_won || direct <= 0.0 {
+        if chain_won || signals <= 0.0 {
             0.0
         } else {
-            relevance * w_rel * value / direct
+            relevance * w_rel * value / signals
         }
     };
     let parts = [
