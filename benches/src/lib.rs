@@ -9,13 +9,9 @@ use std::sync::{Arc, Mutex};
 use engine::embed::onnx::OnnxEmbedder;
 use engine::embed::{Embedder, Role};
 
-/// The model directory: `HMG_MODEL_DIR`, else where `scripts/model/fetch.sh` puts it.
+/// The model directory, found as the hosts find it (`$HMG_MODEL`, else the cache).
 pub fn model_dir() -> PathBuf {
-    if let Some(dir) = std::env::var_os("HMG_MODEL_DIR") {
-        return dir.into();
-    }
-    let home = std::env::var_os("HOME").expect("HOME is set");
-    PathBuf::from(home).join(".cache/hmg/model/e5-small-v2")
+    hmg_cli::locate::model_dir(None).expect("no embedding model: run scripts/model/fetch.sh")
 }
 
 struct Inner {
@@ -47,8 +43,9 @@ impl SharedEmbedder {
             .chars()
             .map(|c| if c.is_alphanumeric() { c } else { '-' })
             .collect();
-        let home = std::env::var_os("HOME").expect("HOME is set");
-        let path = PathBuf::from(home).join(format!(".cache/hmg/bench/{name}-{safe}.bin"));
+        let cache =
+            hmg_cli::default_cache_dir().expect("a cache directory (HOME or HMG_CACHE_DIR)");
+        let path = cache.join(format!("bench/{name}-{safe}.bin"));
         let cache = read_cache(&path, model.dim());
         eprintln!(
             "embedding cache: {} entries from {}",

@@ -193,19 +193,28 @@ impl System for Cosine {
             .embed(&[query], Role::Query)
             .unwrap()
             .remove(0);
-        let mut scored: Vec<(f32, usize)> = self
+        let scored: Vec<(f32, usize)> = self
             .docs
             .iter()
             .enumerate()
             .map(|(i, (_, v))| (dot(&q, v), i))
             .collect();
-        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-        scored
-            .into_iter()
-            .take(k)
-            .map(|(_, i)| self.docs[i].0.clone())
-            .collect()
+        best(scored, k, |i| self.docs[i].0.clone())
     }
+}
+
+/// Ids of the `k` best-scored documents (ties: earlier document first).
+fn best<S: PartialOrd>(
+    mut scored: Vec<(S, usize)>,
+    k: usize,
+    id: impl Fn(usize) -> String,
+) -> Vec<String> {
+    scored.sort_by(|a, b| {
+        b.0.partial_cmp(&a.0)
+            .unwrap_or(std::cmp::Ordering::Equal)
+            .then(a.1.cmp(&b.1))
+    });
+    scored.into_iter().take(k).map(|(_, i)| id(i)).collect()
 }
 
 const STOP: &[&str] = &[
@@ -252,7 +261,7 @@ impl System for Bm25 {
     fn top(&mut self, query: &str, k: usize) -> Vec<String> {
         let n = self.docs.len() as f64;
         let q: HashSet<String> = words(query).into_iter().collect();
-        let mut scored: Vec<(f64, usize)> = self
+        let scored: Vec<(f64, usize)> = self
             .docs
             .iter()
             .enumerate()
@@ -270,12 +279,7 @@ impl System for Bm25 {
             })
             .filter(|(s, _)| *s > 0.0)
             .collect();
-        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-        scored
-            .into_iter()
-            .take(k)
-            .map(|(_, i)| self.docs[i].0.clone())
-            .collect()
+        best(scored, k, |i| self.docs[i].0.clone())
     }
 }
 

@@ -47,6 +47,7 @@ const QUERIES: &[&str] = &[
 
 /// Passages: the real vector of a pool text plus small noise; queries: the
 /// real model.
+#[derive(Clone)]
 struct Replay {
     pool: Vec<(String, Vec<f32>)>,
     model: SharedEmbedder,
@@ -376,11 +377,7 @@ fn main() {
             Box::new(SystemEnv),
         )
         .unwrap();
-        memory.set_embedder(Box::new(Replay {
-            pool: pool.clone(),
-            model: shared.clone(),
-            seed: 1,
-        }));
+        memory.set_embedder(Box::new(replay.clone()));
         for chunk in (0..n).collect::<Vec<_>>().chunks(5_000) {
             let lines = jsonl(chunk.iter().map(|&i| (i, replay.text(i))));
             memory.import(&lines).unwrap();

@@ -32,16 +32,18 @@ pub fn store_dir(flag: Option<&Path>) -> PathBuf {
     data.join("hmg").join("store")
 }
 
-/// What a host says (once, on stderr) when it found no model by default.
-pub const NO_MODEL: &str =
+/// What a host is told (on stderr, by [`model_dir`]) when no model was
+/// chosen and none is in the cache.
+const NO_MODEL: &str =
     "hmg: no embedding model found (run ./setup.sh, or set HMG_MODEL); recall is keyword-only";
 
 /// The model `scripts/model/fetch.sh` prepares (`./setup.sh` runs it).
 pub const DEFAULT_MODEL: &str = "model/e5-small-v2";
 
 /// The embedding model directory: `--model`, else `$HMG_MODEL`, else the
-/// default model in the cache dir if it is there. `none` (or `off`) means
-/// keyword-only recall.
+/// default model in the cache dir if it is there (if not, says once on
+/// stderr that recall is keyword-only). `none` (or `off`) means keyword-only
+/// recall.
 pub fn model_dir(flag: Option<&Path>) -> Option<PathBuf> {
     let chosen = flag
         .map(Path::to_path_buf)
@@ -50,8 +52,13 @@ pub fn model_dir(flag: Option<&Path>) -> Option<PathBuf> {
         Some(dir) if dir == Path::new("none") || dir == Path::new("off") => None,
         Some(dir) => Some(dir),
         None => {
-            let dir = crate::default_cache_dir()?.join(DEFAULT_MODEL);
-            dir.join("tokenizer.bin").exists().then_some(dir)
+            let dir = crate::default_cache_dir()
+                .map(|c| c.join(DEFAULT_MODEL))
+                .filter(|d| d.join("tokenizer.bin").exists());
+            if dir.is_none() {
+                eprintln!("{NO_MODEL}");
+            }
+            dir
         }
     }
 }

@@ -229,9 +229,6 @@ fn open(global: &Global) -> Result<Session> {
     }
     scope.session.clone_from(&global.session);
     let model_dir = locate::model_dir(global.model.as_deref());
-    if model_dir.is_none() && global.model.is_none() && std::env::var_os("HMG_MODEL").is_none() {
-        eprintln!("{}", locate::NO_MODEL);
-    }
     let runtime = Runtime::for_model(default_cache_dir().as_deref(), model_dir.as_deref())?;
     if model_dir.is_some()
         && !runtime.preloaded

@@ -73,23 +73,13 @@ impl Runtime {
         if let (Some(cache), Some(model)) = (cache_dir, model_dir) {
             let (engine, linker) = engine_and_linker()?;
             let path = preload::artifact_path(&engine, COMPONENT_HASH, cache, model);
-            if path.exists() {
-                // SAFETY: as in `load_component`: our own cache entry, named
-                // by the component, engine configuration and model it holds.
-                #[allow(unsafe_code)]
-                match unsafe { Component::deserialize_file(&engine, &path) } {
-                    Ok(component) => {
-                        return Ok(Runtime {
-                            engine,
-                            component,
-                            linker,
-                            preloaded: true,
-                        });
-                    }
-                    Err(_) => {
-                        let _ = fs::remove_file(&path);
-                    }
-                }
+            if let Some(component) = load_cached(&engine, &path) {
+                return Ok(Runtime {
+                    engine,
+                    component,
+                    linker,
+                    preloaded: true,
+                });
             }
         }
         Runtime::new(cache_dir)
@@ -188,6 +178,26 @@ fn engine_and_linker() -> Result<(Engine, Linker<Ctx>)> {
     Ok((engine, linker))
 }
 
+/// A compiled engine from the cache, if there is a usable one at `path`
+/// (an unusable file is removed so that it gets rebuilt).
+fn load_cached(engine: &Engine, path: &Path) -> Option<Component> {
+    if !path.exists() {
+        return None;
+    }
+    // SAFETY: the file is our own cache entry, written by
+    // `precompile_component` for this exact component, engine configuration
+    // (and, for a pre-initialised engine, model) — all in its name; a stale
+    // or foreign file fails to deserialize and is removed.
+    #[allow(unsafe_code)]
+    match unsafe { Component::deserialize_file(engine, path) } {
+        Ok(component) => Some(component),
+        Err(_) => {
+            let _ = fs::remove_file(path);
+            None
+        }
+    }
+}
+
 fn load_component(
     engine: &Engine,
     bytes: &[u8],
@@ -202,18 +212,8 @@ fn load_component(
     let mut h = DefaultHasher::new();
     engine.precompile_compatibility_hash().hash(&mut h);
     let path = dir.join(format!("engine-{hash}-{:016x}.cwasm", h.finish()));
-    if path.exists() {
-        // SAFETY: the file is our own cache entry, written below by
-        // `precompile_component` for this exact component and engine
-        // configuration (both are in its name); a stale or foreign file
-        // fails to deserialize and is rebuilt.
-        #[allow(unsafe_code)]
-        match unsafe { Component::deserialize_file(engine, &path) } {
-            Ok(component) => return Ok(component),
-            Err(_) => {
-                let _ = fs::remove_file(&path);
-            }
-        }
+    if let Some(component) = load_cached(engine, &path) {
+        return Ok(component);
     }
     let compiled = engine
         .precompile_component(bytes)

@@ -47,9 +47,6 @@ fn run(args: Args) -> Result<()> {
         scope.display()
     );
     let model_dir = locate::model_dir(args.model.as_deref());
-    if model_dir.is_none() && args.model.is_none() && std::env::var_os("HMG_MODEL").is_none() {
-        eprintln!("{}", locate::NO_MODEL);
-    }
     let runtime = Runtime::for_model(default_cache_dir().as_deref(), model_dir.as_deref())?;
     let config = api::StoreConfig {
         model_dir,
