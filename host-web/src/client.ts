@@ -1,0 +1,179 @@
+// HmgClient: the seed's TypeScript API over the engine component running in
+// a module Worker on OPFS. Import it, construct it, await its calls:
+//
+//   const client = new HmgClient({ scope: { tenant_id: "me", workspace: "acme", repository: "shop" } });
+//   const { atom_id, effect } = await client.memorize({ content: "專案用 PostgreSQL 16 做主資料庫" });
+//   const { atoms } = await client.recall({ query: "資料庫選型" });
+//
+// Errors (storage, a malformed call) reject the promise with an Error;
+// refusals are results with `effect: "rejected"` and a `reason`.
+
+import type { InitMessage, Reply, Request } from "./protocol.js";
+import type {
+  BriefResult,
+  CorrectRequest,
+  CorrectResult,
+  GovernRequest,
+  GovernResult,
+  HandoffRequest,
+  HandoffResult,
+  HistoryRequest,
+  HistoryResult,
+  ImportResult,
+  MemorizeRequest,
+  MemorizeResult,
+  RecallRequest,
+  RecallResult,
+  Scope,
+  StoreConfig,
+  StoreStats,
+} from "./types.js";
+import type { Method } from "./wire.js";
+
+export type * from "./types.js";
+
+export interface HmgClientOptions {
+  /** The OPFS store (a directory under `hmg/`); tabs naming the same store share it. Default `"default"`. */
+  store?: string;
+  /**
+   * Where memories are bound and recalled. Default `{ tenant_id: "local" }`
+   * (personal memories of this browser profile); a page for one project sets
+   * workspace / repository / branch.
+   */
+  scope?: Partial<Scope>;
+  config?: StoreConfig;
+  /** URL of `hmg-worker.js` (default: beside this module). */
+  workerUrl?: string | URL;
+}
+
+/** Where the Worker's time went (milliseconds) and what the OPFS layer did. */
+export interface Timings {
+  instantiateMs: number;
+  openMs: number;
+  fs: { attaches: number; drains: number; queued: number; handleOpens: number };
+}
+
+export class HmgClient {
+  readonly store: string;
+  readonly scope: Scope;
+  /** Resolves when the engine is instantiated and the store open. */
+  readonly ready: Promise<{ instantiateMs: number; openMs: number }>;
+  private worker: Worker;
+  private nextId = 1;
+  private pending = new Map<number, { resolve: (v: any) => void; reject: (e: Error) => void }>();
+  private readyCallbacks!: { resolve: (v: any) => void; reject: (e: Error) => void };
+
+  constructor(options: HmgClientOptions = {}) {
+    this.store = options.store ?? "default";
+    if (!/^[A-Za-z0-9._-]{1,64}$/.test(this.store) || this.store.startsWith(".")) {
+      throw new TypeError(`store name \`${this.store}\`: use 1-64 letters, digits, '.', '_' or '-'`);
+    }
+    const s = options.scope ?? {};
+    this.scope = {
+      tenant_id: s.tenant_id ?? "local",
+      workspace: s.workspace,
+      repository: s.repository,
+      branch: s.branch,
+      session: s.session,
+    };
+    const url = options.workerUrl ?? new URL("./hmg-worker.js", import.meta.url);
+    this.worker = new Worker(url, { type: "module", name: `hmg:${this.store}` });
+    this.ready = new Promise((resolve, reject) => {
+      this.readyCallbacks = { resolve, reject };
+    });
+    this.ready.catch(() => {});
+    this.worker.onmessage = (event: MessageEvent<Reply>) => this.receive(event.data);
+    this.worker.onerror = (event) => this.fail(new Error(`hmg worker: ${event.message || "failed to start"}`));
+    const init: InitMessage = { type: "init", store: this.store, scope: this.scope, config: options.config };
+    this.worker.postMessage(init);
+  }
+
+  /** Writes one memory; `no_op` when the same content is already stored. */
+  memorize(req: MemorizeRequest): Promise<MemorizeResult> {
+    return this.call("memorize", req);
+  }
+
+  /** The memories that best answer `query` (noun phrases work best). */
+  recall(req: RecallRequest): Promise<RecallResult> {
+    return this.call("recall", req);
+  }
+
+  /** Changes what is believed: negate, confirm_actual, confirm_necessary, demote, replace. */
+  correct(req: CorrectRequest): Promise<CorrectResult> {
+    return this.call("correct", req);
+  }
+
+  /** Changes what exists: quarantine, restore, seal, tombstone, derive_lesson. */
+  govern(req: GovernRequest): Promise<GovernResult> {
+    return this.call("govern", req);
+  }
+
+  /** Hands the session's context to the next one. */
+  handoff(req: HandoffRequest): Promise<HandoffResult> {
+    return this.call("handoff", req);
+  }
+
+  /** An atom's audit trail: current view, relations, corrections, exposure changes. */
+  history(req: HistoryRequest): Promise<HistoryResult> {
+    return this.call("history", req);
+  }
+
+  /** Counts of the whole store (`{ scoped: true }`: what this client's scope sees). */
+  stats(req: { scoped?: boolean } = {}): Promise<StoreStats> {
+    return this.call("stats", req);
+  }
+
+  /** The session-start brief for this client's scope. */
+  brief(req: { budget_chars?: number } = {}): Promise<BriefResult> {
+    return this.call("brief", req);
+  }
+
+  /** JSON Lines of atoms, edges and events visible from the scope (`{ all: true }`: the whole store). */
+  export(req: { all?: boolean } = {}): Promise<string> {
+    return this.call("export", req);
+  }
+
+  /** Imports JSON Lines written by `export` (all-or-nothing, idempotent). */
+  import(req: { jsonl: string }): Promise<ImportResult> {
+    return this.call("import", req);
+  }
+
+  /** Instantiate and open times, and the OPFS layer's counters. */
+  timings(): Promise<Timings> {
+    return this.call("timings", {});
+  }
+
+  /** Stops the Worker; pending calls reject. */
+  close(): void {
+    this.worker.terminate();
+    this.fail(new Error("hmg client closed"));
+  }
+
+  private call<T>(method: Method, args: unknown): Promise<T> {
+    const id = this.nextId++;
+    return new Promise<T>((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      const msg: Request = { type: "call", id, method, args };
+      try {
+        this.worker.postMessage(msg);
+      } catch (e) {
+        this.pending.delete(id);
+        reject(e instanceof Error ? e : new Error(String(e)));
+      }
+    });
+  }
+
+  private receive(reply: Reply): void {
+    const target = reply.type === "ready" ? this.readyCallbacks : this.pending.get(reply.id);
+    if (!target) return;
+    if (reply.type === "reply") this.pending.delete(reply.id);
+    if (reply.ok) target.resolve(reply.value);
+    else target.reject(new Error(reply.error));
+  }
+
+  private fail(error: Error): void {
+    this.readyCallbacks.reject(error);
+    for (const p of this.pending.values()) p.reject(error);
+    this.pending.clear();
+  }
+}

@@ -1,0 +1,25 @@
+// Messages between HmgClient and its Worker.
+
+import type { Method } from "./wire.js";
+import type { Scope, StoreConfig } from "./types.js";
+
+export interface InitMessage {
+  type: "init";
+  /** OPFS directory name under `hmg/`. */
+  store: string;
+  scope: Scope;
+  config?: StoreConfig;
+  /** Where `engine.core.wasm` and its siblings are (default: beside the Worker). */
+  engineUrl?: string;
+}
+
+export interface Request {
+  type: "call";
+  id: number;
+  method: Method;
+  args: unknown;
+}
+
+export type Reply =
+  | { type: "ready" | "reply"; id: number; ok: true; value: unknown }
+  | { type: "ready" | "reply"; id: number; ok: false; error: string };

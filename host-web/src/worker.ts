@@ -1,0 +1,130 @@
+// The module Worker that runs the engine component (transpiled by jco) over
+// one OPFS store directory. Calls arrive from `HmgClient` as messages and run
+// one at a time; each runs under the store's Web Lock, between `attach` and
+// `drain` + `detach` of the OPFS directory (see opfs-fs.ts), so its answer is
+// posted only once its bytes are in OPFS, and another tab's Worker can take
+// the lock next.
+
+import { createCli } from "@bytecodealliance/preview2-shim/cli";
+import * as clocks from "@bytecodealliance/preview2-shim/clocks";
+import { createFilesystem } from "@bytecodealliance/preview2-shim/filesystem";
+import * as io from "@bytecodealliance/preview2-shim/io";
+import * as random from "@bytecodealliance/preview2-shim/random";
+import { instantiate } from "../gen/engine.js";
+import { OpfsDirectory, opfsAdapter } from "./opfs-fs.js";
+import { fromWit, toWit, type Method } from "./wire.js";
+import type { InitMessage, Reply, Request } from "./protocol.js";
+
+let store: any = null;
+let dir: OpfsDirectory | null = null;
+let init: InitMessage | null = null;
+let chain: Promise<unknown> = Promise.resolve();
+let lockName = "";
+
+/** Runs `fn` with the store's lock held and its directory attached; drains before returning. */
+async function locked<T>(fn: () => T): Promise<T> {
+  return navigator.locks.request(lockName, async () => {
+    await dir!.attach();
+    try {
+      const value = fn();
+      await dir!.drain();
+      return value;
+    } catch (e) {
+      // A trap or a failed drain: the instance's memory may be ahead of
+      // OPFS. Start from the files again at the next call.
+      if (!isComponentError(e)) store = null;
+      throw e;
+    } finally {
+      dir!.detach();
+    }
+  });
+}
+
+function isComponentError(e: unknown): e is { payload: { tag: string; val: string } } {
+  return typeof e === "object" && e !== null && "payload" in e;
+}
+
+async function openStore(): Promise<void> {
+  const msg = init!;
+  const started = performance.now();
+  let root = await navigator.storage.getDirectory();
+  for (const part of ["hmg", msg.store]) {
+    root = await root.getDirectoryHandle(part, { create: true });
+  }
+  dir = new OpfsDirectory(root);
+  const fs = createFilesystem({ adapter: opfsAdapter, preopens: { "/store": dir } });
+  const cli = createCli({});
+  const imports = {
+    "wasi:cli/environment": cli.environment,
+    "wasi:cli/exit": cli.exit,
+    "wasi:cli/stdin": cli.stdin,
+    "wasi:cli/stdout": cli.stdout,
+    "wasi:cli/stderr": cli.stderr,
+    "wasi:cli/terminal-input": cli.terminalInput,
+    "wasi:cli/terminal-output": cli.terminalOutput,
+    "wasi:cli/terminal-stdin": cli.terminalStdin,
+    "wasi:cli/terminal-stdout": cli.terminalStdout,
+    "wasi:cli/terminal-stderr": cli.terminalStderr,
+    "wasi:clocks/monotonic-clock": clocks.monotonicClock,
+    "wasi:clocks/wall-clock": clocks.wallClock,
+    "wasi:filesystem/preopens": fs.preopens,
+    "wasi:filesystem/types": fs.types,
+    "wasi:io/error": io.error,
+    "wasi:io/poll": io.poll,
+    "wasi:io/streams": io.streams,
+    "wasi:random/insecure-seed": random.insecureSeed,
+    "wasi:random/random": random.random,
+  };
+  const base = msg.engineUrl ?? new URL("./engine.core.wasm", import.meta.url).href;
+  const engine = await instantiate(
+    (name: string) => WebAssembly.compileStreaming(fetch(new URL(name, base))),
+    imports as any,
+  );
+  const instantiated = performance.now();
+  store = await locked(() => engine.memory.Store.open("/store", toWit.config(msg.config ?? {})));
+  timings.instantiateMs = instantiated - started;
+  timings.openMs = performance.now() - instantiated;
+}
+
+const timings = { instantiateMs: 0, openMs: 0 };
+
+async function call(method: Method, args: any): Promise<unknown> {
+  if (!store) await openStore();
+  if (method === "timings") return { ...timings, fs: { ...dir!.counters } };
+  const scope = init!.scope;
+  const prepared = toWit.request(method, args, scope);
+  if ("refused" in prepared) return prepared.refused;
+  const target = store;
+  const value = await locked(() => target[prepared.method](...prepared.args));
+  return fromWit(method, value);
+}
+
+function describe(e: unknown): string {
+  if (isComponentError(e)) {
+    const { tag, val } = e.payload;
+    return `${tag}: ${val}`;
+  }
+  if (e instanceof Error) return e.message;
+  if (typeof e === "string") return `filesystem: ${e}`;
+  return String(e);
+}
+
+self.onmessage = (event: MessageEvent<InitMessage | Request>) => {
+  const msg = event.data;
+  if (msg.type === "init") {
+    init = msg;
+    lockName = `hmg:${msg.store}`;
+    chain = chain.then(() => openStore()).then(
+      () => (self as any).postMessage({ type: "ready", id: 0, ok: true, value: { ...timings } } satisfies Reply),
+      (e) => (self as any).postMessage({ type: "ready", id: 0, ok: false, error: describe(e) } satisfies Reply),
+    );
+    return;
+  }
+  const { id, method, args } = msg;
+  const run = () =>
+    call(method, args).then(
+      (value) => (self as any).postMessage({ type: "reply", id, ok: true, value } satisfies Reply),
+      (e) => (self as any).postMessage({ type: "reply", id, ok: false, error: describe(e) } satisfies Reply),
+    );
+  chain = chain.then(run, run);
+};
