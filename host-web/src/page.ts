@@ -1,1 +1,265 @@
-export {};
+// The memory page: search, memorize, an atom's history with correct and
+// govern actions, stats, and the graph. Everything goes through HmgClient.
+//
+// URL parameters: store, tenant, workspace, repository, branch.
+
+import { HmgClient, type HistoryResult, type RecallResult } from "./client.js";
+import { colourFor, MemoryGraph } from "./graph.js";
+
+type Child = Node | string | null | undefined | false;
+
+/** Builds an element; text goes in as text, never as HTML. */
+function h(tag: string, attrs: Record<string, string> = {}, ...children: Child[]): HTMLElement {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, v);
+  for (const c of children) if (c) el.append(c);
+  return el;
+}
+
+const $ = <T extends HTMLElement = HTMLElement>(id: string) => document.getElementById(id) as T;
+
+const params = new URLSearchParams(location.search);
+const scope = {
+  tenant_id: params.get("tenant") ?? "local",
+  workspace: params.get("workspace") ?? undefined,
+  repository: params.get("repository") ?? undefined,
+  branch: params.get("branch") ?? undefined,
+};
+const client = new HmgClient({ store: params.get("store") ?? "default", scope });
+const graph = new MemoryGraph($("graph"));
+let lastQuery = "";
+let selected = "";
+
+function when(iso: string): string {
+  const d = new Date(iso);
+  return isNaN(d.getTime()) ? iso : d.toLocaleString();
+}
+
+function badge(type: string): HTMLElement {
+  const b = h("span", { class: "badge" }, type);
+  b.style.background = colourFor(type);
+  return b;
+}
+
+function atomLink(id: string): HTMLElement {
+  const a = h("a", { class: "atom-link mono", "data-atom": id }, id);
+  a.addEventListener("click", () => showAtom(id));
+  return a;
+}
+
+async function refreshStats(): Promise<void> {
+  const s = await client.stats();
+  $("stats").textContent =
+    `${s.atoms} atoms · ${s.edges} edges · keyword ${s.indexes.keyword} · semantic ${s.indexes.semantic}` +
+    ` · version ${s.snapshot_version}`;
+  $("stats").title = `model: ${s.model}`;
+}
+
+async function refreshGraph(): Promise<void> {
+  graph.load(await client.export());
+  const v = graph.visible();
+  $("graph-info").textContent = `${v.nodes.length} atoms, ${v.links.length} edges shown · click a node to expand`;
+  $("legend").replaceChildren(
+    ...graph.types().map((t) => {
+      const dot = h("i");
+      dot.style.background = colourFor(t);
+      return h("span", {}, dot, t);
+    }),
+  );
+}
+
+function renderResults(result: RecallResult): void {
+  const list = $("results");
+  if (result.reason) {
+    list.replaceChildren(h("li", { class: "status bad" }, result.reason));
+    return;
+  }
+  if (result.atoms.length === 0) {
+    list.replaceChildren(h("li", { class: "status" }, "Nothing recalled."));
+    return;
+  }
+  list.replaceChildren(
+    ...result.atoms.map((a) => {
+      const li = h(
+        "li",
+        { class: "hit" + (a.atom_id === selected ? " selected" : ""), "data-atom": a.atom_id },
+        h("div", { class: a.negated ? "negated" : "" }, a.content),
+        h(
+          "div",
+          { class: "meta" },
+          h("span", { class: "score", title: "score" }, a.score.toFixed(2)),
+          h("span", { title: "created at" }, when(a.created_at)),
+          h("span", { title: "source" }, a.source),
+          badge(a.kind),
+          h("span", {}, a.epistemic),
+        ),
+      );
+      li.addEventListener("click", () => showAtom(a.atom_id));
+      return li;
+    }),
+  );
+}
+
+async function search(query: string): Promise<void> {
+  lastQuery = query;
+  if (!query.trim()) {
+    $("results").replaceChildren();
+    return;
+  }
+  const include = $<HTMLInputElement>("include-negated").checked;
+  renderResults(await client.recall({ query, max_results: 10, include_negated: include }));
+}
+
+function table(head: string[], rows: Child[][]): HTMLElement {
+  return h(
+    "table",
+    {},
+    h("tr", {}, ...head.map((c) => h("th", {}, c))),
+    ...rows.map((r) => h("tr", {}, ...r.map((c) => h("td", {}, c)))),
+  );
+}
+
+function renderHistory(id: string, hist: HistoryResult): void {
+  const box = $("atom");
+  if (!hist.current) {
+    box.replaceChildren(h("h2", {}, "Atom"), h("p", { class: "status bad" }, hist.reason ?? "unknown atom"));
+    return;
+  }
+  const c = hist.current;
+  const rel = hist.relations;
+  const chain: Child[] = [];
+  if (rel.supersedes.length) chain.push(h("div", {}, "supersedes ", ...rel.supersedes.map(atomLink)));
+  if (rel.superseded_by.length) chain.push(h("div", {}, "superseded by ", ...rel.superseded_by.map(atomLink)));
+  if (rel.related_lessons.length) chain.push(h("div", {}, "related lessons ", ...rel.related_lessons.map(atomLink)));
+
+  const correctForm = h(
+    "form",
+    { id: "correct-form" },
+    h("strong", {}, "Correct "),
+    h(
+      "select",
+      { id: "correct-action" },
+      ...["replace", "negate", "confirm_actual", "confirm_necessary", "demote"].map((a) => h("option", {}, a)),
+    ),
+    h("input", { id: "correct-reason", placeholder: "reason (required)" }),
+    h("textarea", { id: "correct-new", rows: "2", placeholder: "new content (replace)" }),
+    h("div", { class: "row" }, h("button", { type: "submit" }, "Correct"), h("span", { class: "status", id: "correct-status" })),
+  );
+  correctForm.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    const action = $<HTMLSelectElement>("correct-action").value as any;
+    const r = await client.correct({
+      target_atom: id,
+      action,
+      reason: $<HTMLInputElement>("correct-reason").value,
+      new_content: action === "replace" ? $<HTMLTextAreaElement>("correct-new").value : undefined,
+      by: "user",
+    });
+    await afterChange(r.new_atom_id ?? id, r.effect, r.reason, "correct-status");
+  });
+
+  const governForm = h(
+    "form",
+    { id: "govern-form" },
+    h("strong", {}, "Govern "),
+    h(
+      "select",
+      { id: "govern-action" },
+      ...["quarantine", "restore", "seal", "tombstone", "derive_lesson"].map((a) => h("option", {}, a)),
+    ),
+    h("input", { id: "govern-reason", placeholder: "reason (required)" }),
+    h("textarea", { id: "govern-lesson", rows: "2", placeholder: "lesson (derive_lesson)" }),
+    h("div", { class: "row" }, h("button", { type: "submit" }, "Govern"), h("span", { class: "status", id: "govern-status" })),
+  );
+  governForm.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    const action = $<HTMLSelectElement>("govern-action").value as any;
+    const r = await client.govern({
+      target_atom: id,
+      action,
+      reason: $<HTMLInputElement>("govern-reason").value,
+      lesson_content: action === "derive_lesson" ? $<HTMLTextAreaElement>("govern-lesson").value : undefined,
+      by: "user",
+    });
+    await afterChange(r.lesson_atom_id ?? id, r.effect, r.reason, "govern-status");
+  });
+
+  box.replaceChildren(
+    h("h2", {}, "Atom ", h("span", { class: "mono muted", "data-testid": "atom-id" }, c.atom_id)),
+    h("div", { class: "content" + (c.negated ? " negated" : ""), "data-testid": "atom-content" }, c.content),
+    h(
+      "div",
+      { class: "meta muted" },
+      badge(c.kind),
+      ` ${c.epistemic} · ${c.polarity} · ${c.exposure_state}${c.negated ? " · negated" : ""} · ${c.source} · created ${when(c.created_at)}`,
+    ),
+    h("h3", {}, "Chain"),
+    chain.length ? h("div", {}, ...chain) : h("p", { class: "muted" }, "No supersedes or lesson edges."),
+    h("h3", {}, "Corrections"),
+    hist.corrections.length
+      ? table(
+          ["action", "change", "reason", "by", "at"],
+          hist.corrections.map((r) => [r.action, r.change, r.reason, r.by, when(r.at)]),
+        )
+      : h("p", { class: "muted" }, "None."),
+    h("h3", {}, "Exposure"),
+    hist.exposure_history.length
+      ? table(
+          ["from", "to", "reason", "by", "at"],
+          hist.exposure_history.map((r) => [r.from, r.to, r.reason, r.by, when(r.at)]),
+        )
+      : h("p", { class: "muted" }, "Never governed."),
+    correctForm,
+    governForm,
+  );
+}
+
+async function showAtom(id: string): Promise<void> {
+  selected = id;
+  for (const li of document.querySelectorAll(".hit")) {
+    li.classList.toggle("selected", (li as HTMLElement).dataset.atom === id);
+  }
+  renderHistory(id, await client.history({ atom_id: id }));
+}
+
+async function afterChange(id: string, effect: string, reason: string | undefined, statusId: string): Promise<void> {
+  await showAtom(id);
+  const status = $(statusId);
+  if (status) {
+    status.textContent = effect + (reason ? `: ${reason}` : "");
+    status.classList.toggle("bad", effect === "rejected");
+  }
+  await Promise.all([refreshStats(), refreshGraph(), search(lastQuery)]);
+}
+
+$("search-form").addEventListener("submit", (e) => {
+  e.preventDefault();
+  void search($<HTMLInputElement>("query").value);
+});
+
+$("memorize-form").addEventListener("submit", async (e) => {
+  e.preventDefault();
+  const content = $<HTMLTextAreaElement>("content").value;
+  const r = await client.memorize({ content, source: $<HTMLSelectElement>("source").value });
+  const status = $("memorize-status");
+  status.textContent = r.effect + (r.reason ? `: ${r.reason}` : r.atom_id ? ` ${r.atom_id}` : "");
+  status.classList.toggle("bad", r.effect === "rejected");
+  if (r.effect === "applied") $<HTMLTextAreaElement>("content").value = "";
+  await Promise.all([refreshStats(), refreshGraph()]);
+});
+
+graph.onSelect = (id) => void showAtom(id);
+$("scope").textContent = [scope.tenant_id, scope.workspace, scope.repository, scope.branch].filter(Boolean).join(" / ");
+
+// For tests and for a web agent sharing the page: the client and the page's views.
+Object.assign(window, { client, hmgPage: { graph, refresh: () => Promise.all([refreshStats(), refreshGraph()]), showAtom, search } });
+
+client.ready
+  .then(() => Promise.all([refreshStats(), refreshGraph()]))
+  .then(
+    () => Object.assign(window, { hmgReady: true }),
+    (e: Error) => {
+      $("stats").textContent = `failed: ${e.message}`;
+      Object.assign(window, { hmgError: e.message });
+    },
+  );
