@@ -252,7 +252,7 @@ graph.onSelect = (id) => void showAtom(id);
 $("scope").textContent = [scope.tenant_id, scope.workspace, scope.repository, scope.branch].filter(Boolean).join(" / ");
 
 // For tests and for a web agent sharing the page: the client and the page's views.
-Object.assign(window, { client, hmgPage: { graph, refresh: () => Promise.all([refreshStats(), refreshGraph()]), showAtom, search } });
+Object.assign(window, { client, HmgClient, hmgPage: { graph, refresh: () => Promise.all([refreshStats(), refreshGraph()]), showAtom, search } });
 
 client.ready
   .then(() => Promise.all([refreshStats(), refreshGraph()]))

@@ -9,7 +9,7 @@ import { chromium } from "playwright-core";
 import { serve } from "../serve.mjs";
 
 export const root = join(dirname(fileURLToPath(import.meta.url)), "..");
-export const artifacts = process.env.HMG_ARTIFACTS ?? join(root, "test-results");
+export const artifacts = process.env.HMG_ARTIFACTS ?? join(root, "../tests/artifacts/browser");
 mkdirSync(artifacts, { recursive: true });
 
 const CHROMIUM = process.env.CHROMIUM ?? "/usr/bin/chromium";
@@ -66,4 +66,47 @@ export async function openPage(context, url, query = "") {
   if (failed) throw new Error(`page failed: ${failed}`);
   page.errors = errors;
   return page;
+}
+
+/** Calls `client[method](args)` in the page (the TypeScript client in Chromium). */
+export function call(page, method, args) {
+  return page.evaluate(([m, a]) => window.client[m](a), [method, args]);
+}
+
+/** Like `call`, but returns the rejection's message instead of throwing. */
+export function callError(page, method, args) {
+  return page.evaluate(([m, a]) => window.client[m](a).then(() => null, (e) => e.message), [method, args]);
+}
+
+/** Names of the store's OPFS files that contain `needle` (UTF-8). */
+export function opfsFilesContaining(page, store, needle) {
+  return page.evaluate(
+    async ([store, needle]) => {
+      const want = new TextEncoder().encode(needle);
+      let dir = await navigator.storage.getDirectory();
+      dir = await (await dir.getDirectoryHandle("hmg")).getDirectoryHandle(store);
+      const hits = [];
+      for await (const [name, handle] of dir.entries()) {
+        const bytes = new Uint8Array(await (await handle.getFile()).arrayBuffer());
+        outer: for (let i = 0; i + want.length <= bytes.length; i++) {
+          for (let j = 0; j < want.length; j++) if (bytes[i + j] !== want[j]) continue outer;
+          hits.push(name);
+          break;
+        }
+      }
+      return hits;
+    },
+    [store, needle],
+  );
+}
+
+/** The store's OPFS file names. */
+export function opfsFiles(page, store) {
+  return page.evaluate(async (store) => {
+    let dir = await navigator.storage.getDirectory();
+    dir = await (await dir.getDirectoryHandle("hmg")).getDirectoryHandle(store);
+    const names = [];
+    for await (const name of dir.keys()) names.push(name);
+    return names.sort();
+  }, store);
 }
