@@ -11,8 +11,10 @@ import ForceGraph from "force-graph";
 
 export interface GraphNode {
   id: string;
-  /** The node's type: the atom kind, or `sealed` / `tombstoned` for destroyed content. */
+  /** The node's type: the atom kind (entity types once the graph issue lands). */
   type: string;
+  /** visible, quarantined, sealed or tombstoned. */
+  exposure: string;
   label: string;
   negated: boolean;
   created_at: string;
@@ -26,14 +28,14 @@ export interface GraphLink {
   kind: string;
 }
 
-/** FNV-1a of the type name → a hue; the same type always gets the same colour. */
+/** FNV-1a of the type name → hue, saturation, lightness; the same type always gets the same colour. */
 export function colourFor(type: string): string {
   let h = 0x811c9dc5;
   for (let i = 0; i < type.length; i++) {
     h ^= type.charCodeAt(i);
     h = Math.imul(h, 0x01000193) >>> 0;
   }
-  return `hsl(${h % 360}, 62%, 48%)`;
+  return `hsl(${h % 360}, ${50 + ((h >>> 9) % 30)}%, ${36 + ((h >>> 17) % 22)}%)`;
 }
 
 /**
@@ -54,6 +56,8 @@ export class MemoryGraph {
   private view: any;
   private el: HTMLElement;
   onSelect: (id: string) => void = () => {};
+  /** The node clicked last. */
+  clicked = "";
 
   constructor(el: HTMLElement) {
     this.el = el;
@@ -66,6 +70,7 @@ export class MemoryGraph {
       .linkDirectionalArrowRelPos(1)
       .linkLabel((l: GraphLink) => l.kind)
       .cooldownTicks(120)
+      .d3VelocityDecay(0.3)
       .nodeCanvasObject((n: GraphNode, ctx: CanvasRenderingContext2D, scale: number) => this.draw(n, ctx, scale))
       .nodePointerAreaPaint((n: GraphNode, colour: string, ctx: CanvasRenderingContext2D) => {
         ctx.fillStyle = colour;
@@ -74,26 +79,29 @@ export class MemoryGraph {
         ctx.fill();
       })
       .onNodeClick((n: GraphNode) => {
+        this.clicked = n.id;
         this.expand(n.id);
         this.onSelect(n.id);
       })
       .width(el.clientWidth)
       .height(el.clientHeight);
+    this.view.d3Force("link").distance(45);
+    this.view.d3Force("charge").strength(-60);
     new ResizeObserver(() => this.view.width(el.clientWidth).height(el.clientHeight)).observe(el);
   }
 
-  /** Replaces the store's graph; keeps what was shown, adds the `initial` most recent atoms. */
-  load(jsonl: string, initial = 150): void {
+  /** Replaces the store's graph; shows the `initial` most recent atoms and (unless `fresh`) what was shown. */
+  load(jsonl: string, initial = 150, fresh = false): void {
     this.all.clear();
     this.edges = [];
     for (const line of jsonl.split("\n")) {
       if (!line.trim()) continue;
       const rec = JSON.parse(line);
       if (rec.type === "atom") {
-        const destroyed = rec.exposure_state === "sealed" || rec.exposure_state === "tombstoned";
         this.all.set(rec.atom_id, {
           id: rec.atom_id,
-          type: destroyed ? rec.exposure_state : rec.kind,
+          type: rec.kind,
+          exposure: rec.exposure_state,
           label: rec.content ?? `[${rec.exposure_state}]`,
           negated: rec.negated,
           created_at: rec.created_at,
@@ -103,7 +111,7 @@ export class MemoryGraph {
       }
     }
     const recent = [...this.all.values()].sort((a, b) => b.created_at.localeCompare(a.created_at)).slice(0, initial);
-    const keep = new Set([...this.shown].filter((id) => this.all.has(id)));
+    const keep = new Set(fresh ? [] : [...this.shown].filter((id) => this.all.has(id)));
     for (const n of recent) keep.add(n.id);
     this.shown = keep;
     this.render();
@@ -144,6 +152,22 @@ export class MemoryGraph {
     return labelsFit(this.el.clientWidth, this.el.clientHeight, this.view.zoom(), this.shown.size);
   }
 
+  /** Where a node is drawn, in CSS pixels relative to the graph element. */
+  screenOf(id: string): { x: number; y: number } | undefined {
+    const n = (this.view.graphData().nodes as GraphNode[]).find((n) => n.id === id);
+    if (!n || n.x === undefined) return undefined;
+    return this.view.graph2ScreenCoords(n.x, n.y);
+  }
+
+  /** Resolves when the layout has settled. */
+  settled(): Promise<void> {
+    return new Promise((resolve) => this.view.onEngineStop(() => resolve()));
+  }
+
+  fit(): void {
+    this.view.zoomToFit(0, 40);
+  }
+
   zoom(k?: number): number {
     if (k !== undefined) this.view.zoom(k, 0);
     return this.view.zoom();
@@ -163,11 +187,18 @@ export class MemoryGraph {
 
   private draw(n: GraphNode, ctx: CanvasRenderingContext2D, scale: number): void {
     const r = 5;
-    ctx.globalAlpha = n.negated ? 0.4 : 1;
-    ctx.fillStyle = colourFor(n.type);
+    // Negated and quarantined atoms are faded; sealed and tombstoned ones hollow.
+    ctx.globalAlpha = n.negated || n.exposure === "quarantined" ? 0.4 : 1;
     ctx.beginPath();
     ctx.arc(n.x!, n.y!, r, 0, 2 * Math.PI);
-    ctx.fill();
+    if (n.exposure === "sealed" || n.exposure === "tombstoned") {
+      ctx.strokeStyle = colourFor(n.type);
+      ctx.lineWidth = 1.5 / scale;
+      ctx.stroke();
+    } else {
+      ctx.fillStyle = colourFor(n.type);
+      ctx.fill();
+    }
     if (this.hiddenNeighbours(n.id) > 0) {
       // A ring: this node has neighbours not on screen; click to expand.
       ctx.strokeStyle = colourFor(n.type);
