@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Set-up for a fresh machine: installs what HMG needs (the wasm32-wasip2 Rust
-# target, the embedding model), builds the engine component and every host in one release build,
+# target, the embedding model, the browser host's npm packages), builds the
+# engine component, the browser host and every native host in one release build,
 # installs `hmg` and `hmg-mcp` into $CARGO_HOME/bin, then shows a memorize + recall.
 #
 #   ./setup.sh            build, install, demo
@@ -22,6 +23,10 @@ scripts/model/fetch.sh >/dev/null
 
 step "engine component (wasm32-wasip2)"
 cargo build --release --locked --target wasm32-wasip2 -p engine
+
+step "browser host (jco transpile of the same engine.wasm, Worker, client, page -> host-web/dist)"
+npm ci --prefix host-web --no-audit --no-fund --loglevel=error
+node host-web/build.mjs
 
 step "hosts and tests (one release build)"
 cargo build --release --locked --workspace --all-targets
