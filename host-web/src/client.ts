@@ -42,6 +42,13 @@ export interface HmgClientOptions {
    */
   scope?: Partial<Scope>;
   config?: StoreConfig;
+  /**
+   * Base URL of an embedding model (the files `./setup.sh` prepares: an ONNX
+   * encoder, `tokenizer.bin`, optionally `hmg-model.json`). Fetched once and
+   * kept in OPFS; recall is then hybrid, as natively. Default: none, recall
+   * is keyword-only (`stats().model` says so).
+   */
+  model?: string | URL;
   /** URL of `hmg-worker.js` (default: beside this module). */
   workerUrl?: string | URL;
 }
@@ -50,6 +57,8 @@ export interface HmgClientOptions {
 export interface Timings {
   instantiateMs: number;
   openMs: number;
+  /** The embedding model: fingerprint, where each file came from, load and preload times, or why there is none. */
+  model: { fingerprint: string; source: Record<string, string>; loadMs: number; preloadMs: number; bytes: number; error: string };
   fs: { attaches: number; drains: number; queued: number; handleOpens: number };
 }
 
@@ -84,7 +93,13 @@ export class HmgClient {
     this.ready.catch(() => {});
     this.worker.onmessage = (event: MessageEvent<Reply>) => this.receive(event.data);
     this.worker.onerror = (event) => this.fail(new Error(`hmg worker: ${event.message || "failed to start"}`));
-    const init: InitMessage = { type: "init", store: this.store, scope: this.scope, config: options.config };
+    const init: InitMessage = {
+      type: "init",
+      store: this.store,
+      scope: this.scope,
+      config: options.config,
+      model: options.model === undefined ? undefined : new URL(options.model, location.href).href,
+    };
     this.worker.postMessage(init);
   }
 

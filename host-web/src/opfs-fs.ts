@@ -84,7 +84,7 @@ class FileNode {
     const size = this.size();
     const end = Math.min(size, offset + length);
     if (offset >= end) return new Uint8Array(0);
-    if (this.buffer) return this.buffer.slice(offset, end);
+    if (this.buffer) return this.buffer.subarray(offset, end); // copied by the bindings
     const out = new Uint8Array(end - offset);
     let done = 0;
     while (done < out.length) {
@@ -188,6 +188,22 @@ export class OpfsDirectory {
       for (const node of opened) node.access?.close();
       this.files.clear();
       throw e;
+    }
+    this.attached = true;
+  }
+
+  /**
+   * A read-only directory whose files are bytes already in memory (the
+   * embedding model, read from OPFS or the network by the Worker).
+   */
+  attachBuffers(files: Map<string, Uint8Array>): void {
+    if (!this.readOnly) throw new Error("attachBuffers: only for a read-only directory");
+    this.files.clear();
+    for (const [name, bytes] of files) {
+      const node = new FileNode(this.nextId++);
+      node.buffer = bytes;
+      node.len = bytes.length;
+      this.files.set(name, node);
     }
     this.attached = true;
   }

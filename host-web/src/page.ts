@@ -25,7 +25,13 @@ const scope = {
   repository: params.get("repository") ?? undefined,
   branch: params.get("branch") ?? undefined,
 };
-const client = new HmgClient({ store: params.get("store") ?? "default", scope });
+// The model the server offers under ./model/ unless `?model=none` (keyword-only) or another URL.
+const modelParam = params.get("model") ?? "./model/";
+const client = new HmgClient({
+  store: params.get("store") ?? "default",
+  scope,
+  model: modelParam === "none" ? undefined : modelParam,
+});
 const graph = new MemoryGraph($("graph"));
 let lastQuery = "";
 let selected = "";
@@ -51,7 +57,8 @@ async function refreshStats(): Promise<void> {
   const s = await client.stats();
   $("stats").textContent =
     `${s.atoms} atoms · ${s.edges} edges · keyword ${s.indexes.keyword} · semantic ${s.indexes.semantic}` +
-    ` · version ${s.snapshot_version}`;
+    ` · version ${s.snapshot_version}` +
+    (s.indexes.semantic > 0 || !s.model.startsWith("none") ? "" : " · keyword-only");
   $("stats").title = `model: ${s.model}`;
 }
 

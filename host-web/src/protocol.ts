@@ -9,6 +9,8 @@ export interface InitMessage {
   store: string;
   scope: Scope;
   config?: StoreConfig;
+  /** Base URL of the embedding model's files; none: keyword-only recall. */
+  model?: string;
   /** Where `engine.core.wasm` and its siblings are (default: beside the Worker). */
   engineUrl?: string;
 }

@@ -67,14 +67,14 @@ function scope(s: Scope) {
 }
 
 export const toWit = {
-  config(c: StoreConfig) {
+  config(c: StoreConfig, modelDir?: string) {
     const u64 = optUint(c, "compact_log_bytes", "config", Number.MAX_SAFE_INTEGER);
     return {
       maxContentBytes: optUint(c, "max_content_bytes", "config", 0xffffffff),
       compactLogBytes: u64 === undefined ? undefined : BigInt(u64),
       briefBudgetChars: optUint(c, "brief_budget_chars", "config", 0xffffffff),
-      // The browser host runs keyword-only: no model directory is granted.
-      modelDir: undefined,
+      // Granted by the Worker when a model was loaded and preloaded.
+      modelDir,
     };
   },
 

@@ -11,6 +11,7 @@ import { createFilesystem } from "@bytecodealliance/preview2-shim/filesystem";
 import * as io from "@bytecodealliance/preview2-shim/io";
 import * as random from "@bytecodealliance/preview2-shim/random";
 import { instantiate } from "../gen/engine.js";
+import { loadModel } from "./model.js";
 import { OpfsDirectory, opfsAdapter } from "./opfs-fs.js";
 import { fromWit, toWit, type Method } from "./wire.js";
 import type { InitMessage, Reply, Request } from "./protocol.js";
@@ -40,7 +41,7 @@ async function locked<T>(fn: () => T): Promise<T> {
   });
 }
 
-function isComponentError(e: unknown): e is { payload: { tag: string; val: string } } {
+function isComponentError(e: unknown): e is { payload: { tag: string; val: string } | string } {
   return typeof e === "object" && e !== null && "payload" in e;
 }
 
@@ -52,7 +53,19 @@ async function openStore(): Promise<void> {
     root = await root.getDirectoryHandle(part, { create: true });
   }
   dir = new OpfsDirectory(root);
-  const fs = createFilesystem({ adapter: opfsAdapter, preopens: { "/store": dir } });
+  // The model, when asked for: read-only, in memory only until `preload` has it.
+  const modelDir = new OpfsDirectory(root, true);
+  model = { fingerprint: "", source: {}, loadMs: 0, preloadMs: 0, bytes: 0, error: "" };
+  if (msg.model) {
+    try {
+      const loaded = await loadModel(msg.model);
+      modelDir.attachBuffers(loaded.files);
+      Object.assign(model, { source: loaded.sources, loadMs: loaded.ms, bytes: loaded.bytes });
+    } catch (e) {
+      model.error = describe(e);
+    }
+  }
+  const fs = createFilesystem({ adapter: opfsAdapter, preopens: { "/store": dir, "/model": modelDir } });
   const cli = createCli({});
   const imports = {
     "wasi:cli/environment": cli.environment,
@@ -81,28 +94,43 @@ async function openStore(): Promise<void> {
     imports as any,
   );
   const instantiated = performance.now();
-  store = await locked(() => engine.memory.Store.open("/store", toWit.config(msg.config ?? {})));
-  timings.instantiateMs = instantiated - started;
-  timings.openMs = performance.now() - instantiated;
+  timings.instantiateMs = instantiated - started - model.loadMs;
+  let modelPath: string | undefined;
+  if (msg.model && !model.error) {
+    try {
+      model.fingerprint = engine.preload("/model");
+      modelPath = "/model";
+    } catch (e) {
+      model.error = `preload: ${describe(e)}`;
+    }
+    model.preloadMs = performance.now() - instantiated;
+    modelDir.detach(); // the bytes are in the engine now
+  }
+  const opened = performance.now();
+  store = await locked(() => engine.memory.Store.open("/store", toWit.config(msg.config ?? {}, modelPath)));
+  timings.openMs = performance.now() - opened;
 }
 
 const timings = { instantiateMs: 0, openMs: 0 };
+let model = { fingerprint: "", source: {} as Record<string, string>, loadMs: 0, preloadMs: 0, bytes: 0, error: "" };
 
 async function call(method: Method, args: any): Promise<unknown> {
   if (!store) await openStore();
-  if (method === "timings") return { ...timings, fs: { ...dir!.counters } };
+  if (method === "timings") return { ...timings, model: { ...model }, fs: { ...dir!.counters } };
   const scope = init!.scope;
   const prepared = toWit.request(method, args, scope);
   if ("refused" in prepared) return prepared.refused;
   const target = store;
   const value = await locked(() => target[prepared.method](...prepared.args));
-  return fromWit(method, value);
+  const result = fromWit(method, value) as Record<string, unknown>;
+  if (method === "stats" && model.error) result.model = `none: ${model.error}; recall is keyword-only`;
+  return result;
 }
 
 function describe(e: unknown): string {
   if (isComponentError(e)) {
-    const { tag, val } = e.payload;
-    return `${tag}: ${val}`;
+    if (typeof e.payload === "string") return e.payload;
+    return `${e.payload.tag}: ${e.payload.val}`;
   }
   if (e instanceof Error) return e.message;
   if (typeof e === "string") return `filesystem: ${e}`;

@@ -60,6 +60,8 @@ export async function openPage(context, url, query = "") {
   page.on("console", (m) => {
     if (m.type() === "error") errors.push(m.text());
   });
+  // Keyword-only unless a test asks for the model (loading it takes seconds).
+  if (!query.includes("model=")) query += (query ? "&" : "?") + "model=none";
   await page.goto(url + query);
   await page.waitForFunction(() => window.hmgReady === true || window.hmgError, null, { timeout: 60_000 });
   const failed = await page.evaluate(() => window.hmgError);

@@ -1,20 +1,20 @@
 // The seed walk-through (seeds/000) through HmgClient in real Chromium, on
 // OPFS: memorize, dedup, recall, replace, negate, recovery, the epistemic
 // ladder, redaction, derive_lesson (the secret leaves every OPFS file),
-// quarantine, tombstone, handoff, history, stats; then bad input.
+// quarantine, tombstone, handoff, history, stats; then bad input. Twice:
+// with the embedding model (hybrid recall, queries in zh-Hant, zh-Hans and
+// English) and keyword-only (the zh queries).
 
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { call, callError, launch, newProfile, openPage, opfsFilesContaining, removeProfile, startServer } from "./browser.mjs";
 
-let server, profile, context, page;
-const STORE = "walkthrough";
+let server, profile, context, page, STORE;
 
 before(async () => {
   server = await startServer();
   profile = newProfile();
   context = await launch(profile);
-  page = await openPage(context, server.url, `?store=${STORE}&workspace=mem0ai&repository=mem0&branch=main`);
 });
 
 after(async () => {
@@ -31,15 +31,32 @@ const correct = (target_atom, action, reason, new_content) =>
 const govern = (target_atom, action, reason, lesson_content) =>
   call(page, "govern", { target_atom, action, reason, lesson_content, by: "tester" });
 
+let withModel = false;
+/** The queries a mode can answer: English ones need the model. */
+const asked = (queries) => queries.filter((q) => withModel || /[\u4e00-\u9fff]/.test(q) || /PostgreSQL|MongoDB|K8s/.test(q));
+
 async function bestIs(queries, want, absent) {
-  for (const q of queries) {
+  for (const q of asked(queries)) {
     const r = await recall(q);
     assert.equal(r.atoms[0]?.atom_id, want, `best for ${q}: ${JSON.stringify(r.atoms.slice(0, 3))}`);
     for (const id of absent) assert.ok(!ids(r).includes(id), `${q} must not return ${id}`);
   }
 }
 
-test("seed walk-through via the TypeScript client on OPFS", async () => {
+for (const mode of ["model", "keyword-only"]) {
+  test(`seed walk-through via the TypeScript client on OPFS (${mode})`, async () => {
+    withModel = mode === "model";
+    STORE = `walkthrough-${withModel ? "model" : "keyword"}`;
+    page = await openPage(
+      context,
+      server.url,
+      `?store=${STORE}&workspace=mem0ai&repository=mem0&branch=main&model=${withModel ? "./model/" : "none"}`,
+    );
+    await walkthrough();
+  });
+}
+
+async function walkthrough() {
   for (const other of ["前端用 React 18 和 TypeScript", "每週五下午三點開迭代回顧會"]) {
     assert.equal((await memorize(other)).effect, "applied");
   }
@@ -56,7 +73,7 @@ test("seed walk-through via the TypeScript client on OPFS", async () => {
   assert.equal(again.deduped_with, pg16);
 
   // Recall by noun phrase: the seed's result shape.
-  for (const query of ["資料庫選型", "数据库选型", "PostgreSQL 主資料庫"]) {
+  for (const query of asked(["資料庫選型", "数据库选型", "PostgreSQL 主資料庫", "database choice", "which database do we use?"])) {
     const r = await recall(query);
     const hit = r.atoms[0];
     assert.equal(hit?.atom_id, pg16, query);
@@ -71,7 +88,7 @@ test("seed walk-through via the TypeScript client on OPFS", async () => {
   assert.equal(r1.effect, "applied");
   assert.equal(r1.target_atom, pg16);
   const pg17 = r1.new_atom_id;
-  await bestIs(["PostgreSQL 主資料庫", "PostgreSQL 主数据库"], pg17, [pg16]);
+  await bestIs(["PostgreSQL 主資料庫", "PostgreSQL 主数据库", "main PostgreSQL database"], pg17, [pg16]);
   const h17 = await call(page, "history", { atom_id: pg17 });
   assert.deepEqual(h17.relations.supersedes, [pg16]);
   assert.equal(h17.corrections[0].action, "replace");
@@ -89,7 +106,7 @@ test("seed walk-through via the TypeScript client on OPFS", async () => {
   // Recover a wrong negate, then a wrong replace.
   const mongo2 = (await correct(mongo, "replace", "negate 有誤，MongoDB 快取仍在使用", "用 MongoDB 做會話快取，仍在使用"))
     .new_atom_id;
-  await bestIs(["MongoDB 會話快取"], mongo2, [mongo]);
+  await bestIs(["MongoDB 會話快取", "MongoDB 会话缓存", "MongoDB session cache"], mongo2, [mongo]);
   const back = (await correct(pg17, "replace", "升級取消，回退到 16", "專案用 PostgreSQL 16 做主資料庫")).new_atom_id;
   assert.equal((await correct(pg16, "replace", "old", "x")).effect, "rejected");
   await bestIs(["PostgreSQL"], back, [pg16, pg17]);
@@ -136,14 +153,14 @@ test("seed walk-through via the TypeScript client on OPFS", async () => {
   assert.deepEqual(ofSecret.relations.related_lessons, [lesson]);
   const e = ofSecret.exposure_history[0];
   assert.deepEqual([e.from, e.to, e.reason, e.by], ["visible", "sealed", "內容含明文資料庫密碼，必須清除", "tester"]);
-  await bestIs(["資料庫密碼"], lesson, [secret]);
+  await bestIs(["資料庫密碼", "数据库密码", "database password"], lesson, [secret]);
 
   // Quarantine and restore.
   const k8s = (await memorize("用 K8s 部署")).atom_id;
   assert.equal((await govern(k8s, "quarantine", "待人工確認")).effect, "applied");
   assert.ok(!ids(await recall("K8s 部署")).includes(k8s));
   assert.equal((await govern(k8s, "restore", "確認無誤")).effect, "applied");
-  await bestIs(["K8s 部署"], k8s, []);
+  await bestIs(["K8s 部署", "K8s 部署方式", "deploy with K8s"], k8s, []);
 
   // Tombstone.
   const gone = (await memorize("客戶王小明的電話是 0912-345-678")).atom_id;
@@ -159,15 +176,16 @@ test("seed walk-through via the TypeScript client on OPFS", async () => {
   const brief = await call(page, "brief", {});
   assert.equal(brief.atom_ids[0], hand.atom_id);
 
-  // Stats: the seed's shape; keyword-only in the browser, and it says so.
+  // Stats: the seed's shape; one vector per atom with content (the sealed and
+  // tombstoned lost theirs), or none keyword-only, and stats says which.
   const stats = await call(page, "stats");
   assert.deepEqual(Object.keys(stats).sort(), ["atoms", "edges", "indexes", "model", "snapshot_version"]);
   assert.equal(stats.atoms, 14);
   assert.equal(stats.edges, 4);
-  assert.deepEqual(stats.indexes, { semantic: 0, keyword: 12, temporal: 12, categorical: 12 });
+  assert.deepEqual(stats.indexes, { semantic: withModel ? 12 : 0, keyword: 12, temporal: 12, categorical: 12 });
   assert.equal(stats.snapshot_version, 21);
-  assert.match(stats.model, /keyword-only/);
-});
+  assert.match(stats.model, withModel ? /^multilingual-e5-small:/ : /keyword-only/);
+}
 
 test("bad input: refusals are results, malformed calls reject with a message", async () => {
   const empty = await memorize("   ");
