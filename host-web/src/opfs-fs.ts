@@ -158,6 +158,8 @@ export class OpfsDirectory {
   readonly dir: FileSystemDirectoryHandle;
   readonly readOnly: boolean;
   private files = new Map<string, FileNode>();
+  /** Every node with an open sync access handle, linked or not: `detach` closes them all. */
+  private handles = new Set<FileNode>();
   private queue: Op[] = [];
   private attached = false;
   private nextId = 1n;
@@ -173,20 +175,16 @@ export class OpfsDirectory {
     if (this.attached) return;
     this.counters.attaches++;
     this.files.clear();
-    const opened: FileNode[] = [];
     try {
       for await (const [name, entry] of (this.dir as any).entries() as AsyncIterable<[string, FileSystemHandle]>) {
         if (entry.kind !== "file") continue;
         const node = new FileNode(this.nextId++);
         node.handle = entry as OpfsFileHandle;
-        node.access = await node.handle.createSyncAccessHandle();
-        this.counters.handleOpens++;
-        opened.push(node);
         this.files.set(name, node);
+        await this.openHandle(node);
       }
     } catch (e) {
-      for (const node of opened) node.access?.close();
-      this.files.clear();
+      this.detach();
       throw e;
     }
     this.attached = true;
@@ -220,42 +218,33 @@ export class OpfsDirectory {
           if (!node.handle) {
             node.handle = (await this.dir.getFileHandle(item.name, { create: true })) as OpfsFileHandle;
           }
-          if (!node.access) {
-            node.access = await node.handle.createSyncAccessHandle();
-            this.counters.handleOpens++;
-          }
+          const access = node.access ?? (await this.openHandle(node));
           if (node.buffer) {
             const bytes = node.buffer.subarray(0, node.len);
-            node.access.truncate(bytes.length);
+            access.truncate(bytes.length);
             let done = 0;
             while (done < bytes.length) {
-              done += node.access.write(bytes.subarray(done), { at: done });
+              done += access.write(bytes.subarray(done), { at: done });
             }
             node.buffer = undefined;
             node.len = 0;
           }
-          node.access.flush();
+          access.flush();
           node.dirty = false;
           break;
         }
         case "rename": {
           // A moved file must not be open; an existing target is replaced.
           node.access?.flush();
-          node.access?.close();
-          node.access = undefined;
-          item.replaced?.access?.close();
-          if (item.replaced) item.replaced.access = undefined;
+          this.closeHandle(node);
+          if (item.replaced) this.closeHandle(item.replaced);
           await this.removeEntry(item.to);
           await node.handle!.move(item.to);
-          if (node.linked && !node.buffer) {
-            node.access = await node.handle!.createSyncAccessHandle();
-            this.counters.handleOpens++;
-          }
+          if (node.linked && !node.buffer) await this.openHandle(node);
           break;
         }
         case "remove": {
-          node.access?.close();
-          node.access = undefined;
+          this.closeHandle(node);
           if (node.handle) await this.removeEntry(item.name);
           break;
         }
@@ -269,14 +258,26 @@ export class OpfsDirectory {
     }
   }
 
-  /** Closes every handle; the next call attaches again. */
+  /** Closes every handle (also of files a failed drain left behind); the next call attaches again. */
   detach(): void {
-    for (const node of this.files.values()) {
-      node.access?.close();
-      node.access = undefined;
-    }
+    for (const node of [...this.handles]) this.closeHandle(node);
     this.files.clear();
+    this.queue = [];
     this.attached = false;
+  }
+
+  private async openHandle(node: FileNode): Promise<SyncAccessHandle> {
+    const access = await node.handle!.createSyncAccessHandle();
+    node.access = access;
+    this.handles.add(node);
+    this.counters.handleOpens++;
+    return access;
+  }
+
+  private closeHandle(node: FileNode): void {
+    node.access?.close();
+    node.access = undefined;
+    this.handles.delete(node);
   }
 
   private async removeEntry(name: string): Promise<void> {

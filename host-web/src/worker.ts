@@ -22,19 +22,33 @@ let init: InitMessage | null = null;
 let chain: Promise<unknown> = Promise.resolve();
 let lockName = "";
 
-/** Runs `fn` with the store's lock held and its directory attached; drains before returning. */
+/**
+ * Runs `fn` with the store's lock held and its directory attached. What the
+ * call did to the files is drained to OPFS before the answer, also when it
+ * failed (natively, too, a failed call's writes stay on disk).
+ */
 async function locked<T>(fn: () => T): Promise<T> {
   return navigator.locks.request(lockName, async () => {
     await dir!.attach();
     try {
-      const value = fn();
-      await dir!.drain();
-      return value;
-    } catch (e) {
-      // A trap or a failed drain: the instance's memory may be ahead of
-      // OPFS. Start from the files again at the next call.
-      if (!isComponentError(e)) store = null;
-      throw e;
+      let value: T | undefined;
+      let failure: { error: unknown } | undefined;
+      try {
+        value = fn();
+      } catch (error) {
+        failure = { error };
+        // A trap leaves the instance unusable: the next call starts afresh from OPFS.
+        if (!isComponentError(error)) store = null;
+      }
+      try {
+        await dir!.drain();
+      } catch (e) {
+        // The instance may be ahead of OPFS: the next call reopens from the files.
+        store = null;
+        throw e;
+      }
+      if (failure) throw failure.error;
+      return value as T;
     } finally {
       dir!.detach();
     }
