@@ -19,10 +19,14 @@
 //
 // Order: once a namespace change is queued, a later write to a file that is
 // already in OPFS is not applied at once (that would overtake the queue): the
-// file is copied into a buffer and its bytes are written back at that point
-// of the queue. The engine's recovery rule (docs/format.md) then sees in OPFS,
-// at every moment of a drain, a prefix of the call's operations — as after a
-// power cut natively.
+// file is copied into a buffer and written back at that point of the queue.
+// So at every moment of a drain, OPFS holds the call's namespace operations
+// up to some point, in the call's order, and each file the drain has reached
+// holds its bytes as the call left them. A crash mid-drain therefore leaves
+// what a power cut leaves natively between two of the engine's steps (a
+// snapshot is renamed into place only after its bytes; nothing is answered
+// before the whole drain), which the recovery rule of docs/format.md handles.
+// test/fs-oracle.worker.ts checks the adapter against a naive model.
 //
 // The directory is flat: the engine keeps one directory of files. `.` is the
 // directory itself; `mkdir(".")` answers `exist` so Rust's `create_dir_all`
