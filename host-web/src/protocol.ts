@@ -11,8 +11,6 @@ export interface InitMessage {
   config?: StoreConfig;
   /** Base URL of the embedding model's files; none: keyword-only recall. */
   model?: string;
-  /** Where `engine.core.wasm` and its siblings are (default: beside the Worker). */
-  engineUrl?: string;
 }
 
 export interface Request {

@@ -102,7 +102,8 @@ async function openStore(): Promise<void> {
     "wasi:random/insecure-seed": random.insecureSeed,
     "wasi:random/random": random.random,
   };
-  const base = msg.engineUrl ?? new URL("./engine.core.wasm", import.meta.url).href;
+  // engine.core*.wasm sit beside the Worker's script.
+  const base = new URL("./engine.core.wasm", import.meta.url).href;
   const engine = await instantiate(
     (name: string) => WebAssembly.compileStreaming(fetch(new URL(name, base))),
     imports as any,
