@@ -67,6 +67,12 @@ export class HmgClient {
   readonly scope: Scope;
   /** Resolves when the engine is instantiated and the store open. */
   readonly ready: Promise<{ instantiateMs: number; openMs: number }>;
+  /**
+   * Whether the browser agreed to keep this origin's storage (OPFS) out of
+   * eviction under storage pressure (`navigator.storage.persist()`, asked
+   * once per client; the browser decides, e.g. by site engagement).
+   */
+  readonly persisted: Promise<boolean>;
   private worker: Worker;
   private nextId = 1;
   private pending = new Map<number, { resolve: (v: any) => void; reject: (e: Error) => void }>();
@@ -91,6 +97,7 @@ export class HmgClient {
       this.readyCallbacks = { resolve, reject };
     });
     this.ready.catch(() => {});
+    this.persisted = (navigator.storage?.persist?.() ?? Promise.resolve(false)).catch(() => false);
     this.worker.onmessage = (event: MessageEvent<Reply>) => this.receive(event.data);
     this.worker.onerror = (event) => this.fail(new Error(`hmg worker: ${event.message || "failed to start"}`));
     const init: InitMessage = {

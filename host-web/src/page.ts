@@ -59,7 +59,8 @@ async function refreshStats(): Promise<void> {
     `${s.atoms} atoms · ${s.edges} edges · keyword ${s.indexes.keyword} · semantic ${s.indexes.semantic}` +
     ` · version ${s.snapshot_version}` +
     (s.indexes.semantic > 0 || !s.model.startsWith("none") ? "" : " · keyword-only");
-  $("stats").title = `model: ${s.model}`;
+  const kept = (await client.persisted) ? "persistent" : "best-effort (the browser may evict it under storage pressure)";
+  $("stats").title = `model: ${s.model}\nstorage: ${kept}`;
 }
 
 async function refreshGraph(): Promise<void> {

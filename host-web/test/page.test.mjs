@@ -101,8 +101,10 @@ test("search, history, correct, govern, stats and graph from the page", async ()
   assert.match(await page.textContent("#atom"), /visible.*sealed.*內容含明文資料庫密碼/s);
   assert.ok(!(await page.content()).includes("pg_admin_123"), "the secret is gone from the page");
 
-  // Stats line follows the store.
+  // Stats line follows the store; its tooltip names the model and whether storage is persistent.
   await page.waitForFunction(() => document.querySelector("#stats").textContent.startsWith("7 atoms · 2 edges"));
+  assert.match(await page.getAttribute("#stats", "title"), /^model: none: .*\nstorage: (persistent|best-effort)/s);
+  assert.equal(typeof (await page.evaluate(() => window.client.persisted)), "boolean");
 
   // Graph: every atom, both edges, colours by type from the hash.
   const graph = await page.evaluate(() => window.hmgPage.graph.visible());
