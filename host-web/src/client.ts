@@ -8,7 +8,7 @@
 // Errors (storage, a malformed call) reject the promise with an Error;
 // refusals are results with `effect: "rejected"` and a `reason`.
 
-import type { InitMessage, Reply, Request } from "./protocol.js";
+import type { ChangeNotice, InitMessage, Reply, Request } from "./protocol.js";
 import type {
   BriefResult,
   CorrectRequest,
@@ -74,6 +74,8 @@ export class HmgClient {
    */
   readonly persisted: Promise<boolean>;
   private worker: Worker;
+  private readonly id = crypto.randomUUID();
+  private channel: BroadcastChannel;
   private nextId = 1;
   private pending = new Map<number, { resolve: (v: any) => void; reject: (e: Error) => void }>();
   private readyCallbacks!: { resolve: (v: any) => void; reject: (e: Error) => void };
@@ -100,10 +102,12 @@ export class HmgClient {
     this.persisted = (navigator.storage?.persist?.() ?? Promise.resolve(false)).catch(() => false);
     this.worker.onmessage = (event: MessageEvent<Reply>) => this.receive(event.data);
     this.worker.onerror = (event) => this.fail(new Error(`hmg worker: ${event.message || "failed to start"}`));
+    this.channel = new BroadcastChannel(`hmg:${this.store}`);
     const init: InitMessage = {
       type: "init",
       store: this.store,
       scope: this.scope,
+      clientId: this.id,
       config: options.config,
       model: options.model === undefined ? undefined : new URL(options.model, location.href).href,
     };
@@ -165,8 +169,21 @@ export class HmgClient {
     return this.call("timings", {});
   }
 
+  /**
+   * Calls `listener` when another client of the same store (another tab, or
+   * another client in this page) changed it; returns the unsubscribe function.
+   */
+  onChange(listener: (change: { method: string }) => void): () => void {
+    const handler = (event: MessageEvent<ChangeNotice>) => {
+      if (event.data?.type === "changed" && event.data.client !== this.id) listener({ method: event.data.method });
+    };
+    this.channel.addEventListener("message", handler);
+    return () => this.channel.removeEventListener("message", handler);
+  }
+
   /** Stops the Worker; pending calls reject. */
   close(): void {
+    this.channel.close();
     this.worker.terminate();
     this.fail(new Error("hmg client closed"));
   }

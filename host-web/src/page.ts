@@ -257,6 +257,9 @@ $("memorize-form").addEventListener("submit", async (e) => {
 });
 
 graph.onSelect = (id) => void showAtom(id);
+// Another tab wrote: its atoms appear in the stats and the graph here too
+// (the atom panel is left alone: someone may be typing in its forms).
+client.onChange(() => void Promise.all([refreshStats(), refreshGraph()]));
 $("scope").textContent = [scope.tenant_id, scope.workspace, scope.repository, scope.branch].filter(Boolean).join(" / ");
 
 // For tests and for a web agent sharing the page: the client and the page's views.

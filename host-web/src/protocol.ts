@@ -8,6 +8,8 @@ export interface InitMessage {
   /** OPFS directory name under `hmg/`. */
   store: string;
   scope: Scope;
+  /** Identifies the client in change notices (BroadcastChannel `hmg:<store>`). */
+  clientId: string;
   config?: StoreConfig;
   /** Base URL of the embedding model's files; none: keyword-only recall. */
   model?: string;
@@ -23,3 +25,10 @@ export interface Request {
 export type Reply =
   | { type: "ready" | "reply"; id: number; ok: true; value: unknown }
   | { type: "ready" | "reply"; id: number; ok: false; error: string };
+
+/** Posted on the BroadcastChannel `hmg:<store>` after a call changed the store. */
+export interface ChangeNotice {
+  type: "changed";
+  method: string;
+  client: string;
+}

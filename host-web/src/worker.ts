@@ -21,6 +21,9 @@ let dir: OpfsDirectory | null = null;
 let init: InitMessage | null = null;
 let chain: Promise<unknown> = Promise.resolve();
 let lockName = "";
+/** Tells the store's other clients (other tabs) that it changed. */
+let changes: BroadcastChannel | null = null;
+const WRITES = new Set<Method>(["memorize", "correct", "govern", "handoff", "import"]);
 
 /**
  * Runs `fn` with the store's lock held and its directory attached. What the
@@ -137,6 +140,10 @@ async function call(method: Method, args: any): Promise<unknown> {
   if ("refused" in prepared) return prepared.refused;
   const target = store;
   const value = await locked(() => target[prepared.method](...prepared.args));
+  const { effect, atomsAdded } = value as { effect?: string; atomsAdded?: bigint };
+  if (WRITES.has(method) && (effect === "applied" || (atomsAdded ?? 0n) > 0n)) {
+    changes?.postMessage({ type: "changed", method, client: init!.clientId });
+  }
   const result = fromWit(method, value) as Record<string, unknown>;
   if (method === "stats" && model.error) result.model = `none: ${model.error}; recall is keyword-only`;
   return result;
@@ -157,6 +164,7 @@ self.onmessage = (event: MessageEvent<InitMessage | Request>) => {
   if (msg.type === "init") {
     init = msg;
     lockName = `hmg:${msg.store}`;
+    changes = new BroadcastChannel(lockName);
     chain = chain.then(() => openStore()).then(
       () => (self as any).postMessage({ type: "ready", id: 0, ok: true, value: { ...timings } } satisfies Reply),
       (e) => (self as any).postMessage({ type: "ready", id: 0, ok: false, error: describe(e) } satisfies Reply),
