@@ -13,6 +13,8 @@
 //
 // Twice: keyword-only, then with the embedding model served under /model/
 // (first load from the network into OPFS, reloads from OPFS; preload time).
+// Keyword-only also at 10k memories (9,000 more imported in one call):
+// recall, the page's refresh (export + graph), reopen.
 
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
@@ -126,6 +128,59 @@ async function run(context, model) {
     reopen.push(t.openMs);
   }
   console.log(`open at 1k memories (after reload): ${stats(reopen)}`);
+  if (model === "none") await tenThousand(page);
   const ua = await page.evaluate(() => navigator.userAgent);
   console.log(`browser: ${ua.match(/(Headless)?Chrome\/[\d.]+/)?.[0]}; stats.model: ${(await page.evaluate(() => window.client.stats())).model}`);
+}
+
+async function tenThousand(page) {
+  const took = await page.evaluate(async (memories) => {
+    const c = window.client;
+    const header = (await c.export()).split("\n")[0];
+    const scope = { tenant_id: "local" };
+    const lines = Array.from({ length: 9000 }, (_, i) => {
+      const crockford = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+      let id = "";
+      for (let n = i; id.length < 23; n = Math.floor(n / 32)) id = crockford[n % 32] + id;
+      id = "01K" + id;
+      return JSON.stringify({
+        type: "atom", atom_id: id, content: `${memories[i % memories.length]}（模組 m${i}）`, kind: "memory", source: "agent", scope,
+        epistemic: "actual", polarity: "affirmative", exposure_state: "visible", negated: false,
+        created_at: "2026-06-01T00:00:00Z", updated_at: "2026-06-01T00:00:00Z",
+      });
+    });
+    const t = performance.now();
+    const r = await c.import({ jsonl: header + "\n" + lines.join("\n") });
+    if (r.atoms_added !== 9000) throw new Error(JSON.stringify(r));
+    return performance.now() - t;
+  }, memories);
+  console.log(`import 9,000 atoms in one call: ${took.toFixed(0)} ms`);
+  const rec = await page.evaluate(async (queries) => {
+    const out = [];
+    for (const query of queries) {
+      const t = performance.now();
+      await window.client.recall({ query, max_results: 10 });
+      out.push(performance.now() - t);
+    }
+    return out;
+  }, queries);
+  console.log(`recall at 10k memories: ${stats(rec)}`);
+  const refresh = await page.evaluate(async () => {
+    const out = [];
+    for (let i = 0; i < 5; i++) {
+      const t = performance.now();
+      await window.hmgPage.refresh();
+      out.push(performance.now() - t);
+    }
+    return out;
+  });
+  console.log(`page refresh at 10k (stats + export + graph of the newest 150): ${stats(refresh)}`);
+  const reopen = [];
+  for (let i = 0; i < 3; i++) {
+    await page.reload();
+    await page.waitForFunction(() => window.client !== undefined);
+    await page.evaluate(() => window.client.ready);
+    reopen.push((await page.evaluate(() => window.client.timings())).openMs);
+  }
+  console.log(`open at 10k memories (after reload): ${stats(reopen)}`);
 }
