@@ -95,18 +95,7 @@ async function run(context, model) {
   }, contents);
   console.log(`memorize, store growing 0 -> 1k: ${stats(mem)}; last 100: ${stats(mem.slice(-100))}`);
 
-  const rec = await page.evaluate(async (queries) => {
-    const out = [];
-    for (let round = 0; round < 2; round++) {
-      for (const query of queries) {
-        const t = performance.now();
-        await window.client.recall({ query, max_results: 10 });
-        if (round === 1) out.push(performance.now() - t);
-      }
-    }
-    return out;
-  }, queries);
-  console.log(`recall at 1k memories: ${stats(rec)}`);
+  console.log(`recall at 1k memories: ${stats(await recallTimes(page, 2))}`);
 
   const st = await page.evaluate(async () => {
     const out = [];
@@ -119,15 +108,7 @@ async function run(context, model) {
   });
   console.log(`stats (round-trip floor): ${stats(st)}`);
 
-  const reopen = [];
-  for (let i = 0; i < 3; i++) {
-    await page.reload();
-    await page.waitForFunction(() => window.client !== undefined);
-    await page.evaluate(() => window.client.ready);
-    const t = await page.evaluate(() => window.client.timings());
-    reopen.push(t.openMs);
-  }
-  console.log(`open at 1k memories (after reload): ${stats(reopen)}`);
+  console.log(`open at 1k memories (after reload): ${stats(await reopenTimes(page))}`);
   if (model === "none") await tenThousand(page);
   const ua = await page.evaluate(() => navigator.userAgent);
   console.log(`browser: ${ua.match(/(Headless)?Chrome\/[\d.]+/)?.[0]}; stats.model: ${(await page.evaluate(() => window.client.stats())).model}`);
@@ -155,16 +136,7 @@ async function tenThousand(page) {
     return performance.now() - t;
   }, memories);
   console.log(`import 9,000 atoms in one call: ${took.toFixed(0)} ms`);
-  const rec = await page.evaluate(async (queries) => {
-    const out = [];
-    for (const query of queries) {
-      const t = performance.now();
-      await window.client.recall({ query, max_results: 10 });
-      out.push(performance.now() - t);
-    }
-    return out;
-  }, queries);
-  console.log(`recall at 10k memories: ${stats(rec)}`);
+  console.log(`recall at 10k memories: ${stats(await recallTimes(page, 1))}`);
   const refresh = await page.evaluate(async () => {
     const out = [];
     for (let i = 0; i < 5; i++) {
@@ -175,12 +147,35 @@ async function tenThousand(page) {
     return out;
   });
   console.log(`page refresh at 10k (stats + export + graph of the newest 150): ${stats(refresh)}`);
-  const reopen = [];
+  console.log(`open at 10k memories (after reload): ${stats(await reopenTimes(page))}`);
+}
+
+/** Per-query recall latencies (ms) of the last of `rounds` passes over the queries (earlier passes warm up). */
+function recallTimes(page, rounds) {
+  return page.evaluate(
+    async ([queries, rounds]) => {
+      const out = [];
+      for (let round = 0; round < rounds; round++) {
+        for (const query of queries) {
+          const t = performance.now();
+          await window.client.recall({ query, max_results: 10 });
+          if (round === rounds - 1) out.push(performance.now() - t);
+        }
+      }
+      return out;
+    },
+    [queries, rounds],
+  );
+}
+
+/** The store's open time after each of three reloads. */
+async function reopenTimes(page) {
+  const times = [];
   for (let i = 0; i < 3; i++) {
     await page.reload();
     await page.waitForFunction(() => window.client !== undefined);
     await page.evaluate(() => window.client.ready);
-    reopen.push((await page.evaluate(() => window.client.timings())).openMs);
+    times.push((await page.evaluate(() => window.client.timings())).openMs);
   }
-  console.log(`open at 10k memories (after reload): ${stats(reopen)}`);
+  return times;
 }

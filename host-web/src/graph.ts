@@ -53,6 +53,8 @@ export class MemoryGraph {
   private all = new Map<string, GraphNode>();
   private edges: { from: string; to: string; kind: string }[] = [];
   private shown = new Set<string>();
+  /** Shown nodes with a neighbour not shown (drawn with a ring); set by `render`, read every frame. */
+  private expandable = new Set<string>();
   private view: any;
   private el: HTMLElement;
   onSelect: (id: string) => void = () => {};
@@ -136,14 +138,6 @@ export class MemoryGraph {
     };
   }
 
-  hiddenNeighbours(id: string): number {
-    let n = 0;
-    for (const e of this.edges) {
-      if ((e.from === id && !this.shown.has(e.to)) || (e.to === id && !this.shown.has(e.from))) n++;
-    }
-    return n;
-  }
-
   types(): string[] {
     return [...new Set([...this.all.values()].map((n) => n.type))].sort();
   }
@@ -182,6 +176,10 @@ export class MemoryGraph {
       return prev ? Object.assign(prev, next, { x: prev.x, y: prev.y }) : { ...next };
     });
     const links = this.visible().links.map((e) => ({ source: e.from, target: e.to, kind: e.kind }));
+    this.expandable.clear();
+    for (const e of this.edges) {
+      if (this.shown.has(e.from) !== this.shown.has(e.to)) this.expandable.add(this.shown.has(e.from) ? e.from : e.to);
+    }
     this.view.graphData({ nodes, links });
   }
 
@@ -199,7 +197,7 @@ export class MemoryGraph {
       ctx.fillStyle = colourFor(n.type);
       ctx.fill();
     }
-    if (this.hiddenNeighbours(n.id) > 0) {
+    if (this.expandable.has(n.id)) {
       // A ring: this node has neighbours not on screen; click to expand.
       ctx.strokeStyle = colourFor(n.type);
       ctx.lineWidth = 1.2 / scale;

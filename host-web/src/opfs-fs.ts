@@ -49,18 +49,6 @@ interface OpfsFileHandle extends FileSystemFileHandle {
   move(newName: string): Promise<void>;
 }
 
-type ErrorCode =
-  | "no-entry"
-  | "exist"
-  | "not-permitted"
-  | "not-directory"
-  | "is-directory"
-  | "unsupported"
-  | "invalid"
-  | "bad-descriptor"
-  | "read-only"
-  | "io";
-
 /** One file of the directory view. */
 class FileNode {
   /** The OPFS file (missing until a queued create has run). */
@@ -324,12 +312,12 @@ export class OpfsDirectory {
   }
 
   /** Call before changing a file's bytes. */
-  beforeWrite(node: FileNode, name: string | undefined): void {
+  beforeWrite(node: FileNode): void {
     this.checkAttached();
     if (this.readOnly) throw "read-only";
     if (node.buffer || this.queue.length === 0) return;
     node.toBuffer();
-    this.enqueue({ op: "write-back", node, name: name ?? this.nameOf(node) });
+    this.enqueue({ op: "write-back", node, name: this.nameOf(node) });
   }
 
   /** fsync: bytes of a file in OPFS are flushed now; buffered ones at drain. */
@@ -443,7 +431,7 @@ class DirDescriptor {
     }
     const writable = !!flags.write;
     if (writable && this.fs.readOnly) throw "read-only";
-    const file = new FileDescriptor(this.fs, node, name, writable);
+    const file = new FileDescriptor(this.fs, node, writable);
     if (openFlags.truncate) file.setSize(0n);
     return file;
   }
@@ -532,7 +520,6 @@ class FileDescriptor {
   constructor(
     readonly fs: OpfsDirectory,
     readonly node: FileNode,
-    readonly name: string,
     readonly writable: boolean,
   ) {}
 
@@ -543,7 +530,7 @@ class FileDescriptor {
       this.node.toBuffer();
       return;
     }
-    this.fs.beforeWrite(this.node, undefined);
+    this.fs.beforeWrite(this.node);
   }
 
   getType() {
@@ -664,5 +651,3 @@ export const opfsAdapter = {
     return new DirDescriptor(dir) as any;
   },
 };
-
-export type { ErrorCode };

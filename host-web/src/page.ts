@@ -140,57 +140,24 @@ function renderHistory(id: string, hist: HistoryResult): void {
   if (rel.superseded_by.length) chain.push(h("div", {}, "superseded by ", ...rel.superseded_by.map(atomLink)));
   if (rel.related_lessons.length) chain.push(h("div", {}, "related lessons ", ...rel.related_lessons.map(atomLink)));
 
-  const correctForm = h(
-    "form",
-    { id: "correct-form" },
-    h("strong", {}, "Correct "),
-    h(
-      "select",
-      { id: "correct-action" },
-      ...["replace", "negate", "confirm_actual", "confirm_necessary", "demote"].map((a) => h("option", {}, a)),
-    ),
-    h("input", { id: "correct-reason", placeholder: "reason (required)" }),
-    h("textarea", { id: "correct-new", rows: "2", placeholder: "new content (replace)" }),
-    h("div", { class: "row" }, h("button", { type: "submit" }, "Correct"), h("span", { class: "status", id: "correct-status" })),
+  const correctForm = actionForm(
+    "correct",
+    ["replace", "negate", "confirm_actual", "confirm_necessary", "demote"],
+    { suffix: "new", action: "replace", placeholder: "new content (replace)" },
+    async (action, reason, text) => {
+      const r = await client.correct({ target_atom: id, action: action as any, reason, new_content: text, by: "user" });
+      return { ...r, shown: r.new_atom_id ?? id };
+    },
   );
-  correctForm.addEventListener("submit", async (e) => {
-    e.preventDefault();
-    const action = $<HTMLSelectElement>("correct-action").value as any;
-    const r = await client.correct({
-      target_atom: id,
-      action,
-      reason: $<HTMLInputElement>("correct-reason").value,
-      new_content: action === "replace" ? $<HTMLTextAreaElement>("correct-new").value : undefined,
-      by: "user",
-    });
-    await afterChange(r.new_atom_id ?? id, r.effect, r.reason, "correct-status");
-  });
-
-  const governForm = h(
-    "form",
-    { id: "govern-form" },
-    h("strong", {}, "Govern "),
-    h(
-      "select",
-      { id: "govern-action" },
-      ...["quarantine", "restore", "seal", "tombstone", "derive_lesson"].map((a) => h("option", {}, a)),
-    ),
-    h("input", { id: "govern-reason", placeholder: "reason (required)" }),
-    h("textarea", { id: "govern-lesson", rows: "2", placeholder: "lesson (derive_lesson)" }),
-    h("div", { class: "row" }, h("button", { type: "submit" }, "Govern"), h("span", { class: "status", id: "govern-status" })),
+  const governForm = actionForm(
+    "govern",
+    ["quarantine", "restore", "seal", "tombstone", "derive_lesson"],
+    { suffix: "lesson", action: "derive_lesson", placeholder: "lesson (derive_lesson)" },
+    async (action, reason, text) => {
+      const r = await client.govern({ target_atom: id, action: action as any, reason, lesson_content: text, by: "user" });
+      return { ...r, shown: r.lesson_atom_id ?? id };
+    },
   );
-  governForm.addEventListener("submit", async (e) => {
-    e.preventDefault();
-    const action = $<HTMLSelectElement>("govern-action").value as any;
-    const r = await client.govern({
-      target_atom: id,
-      action,
-      reason: $<HTMLInputElement>("govern-reason").value,
-      lesson_content: action === "derive_lesson" ? $<HTMLTextAreaElement>("govern-lesson").value : undefined,
-      by: "user",
-    });
-    await afterChange(r.lesson_atom_id ?? id, r.effect, r.reason, "govern-status");
-  });
 
   box.replaceChildren(
     h("h2", {}, "Atom ", h("span", { class: "mono muted", "data-testid": "atom-id" }, c.atom_id)),
@@ -220,6 +187,37 @@ function renderHistory(id: string, hist: HistoryResult): void {
     correctForm,
     governForm,
   );
+}
+
+/**
+ * The correct or govern form (element ids `<name>-form`, `-action`, `-reason`,
+ * `-<text.suffix>`, `-status`): an action, a reason, and the text that one
+ * action needs. `send` makes the call and names the atom to show afterwards.
+ */
+function actionForm(
+  name: "correct" | "govern",
+  actions: string[],
+  text: { suffix: string; action: string; placeholder: string },
+  send: (action: string, reason: string, text: string | undefined) => Promise<{ effect: string; reason?: string; shown: string }>,
+): HTMLElement {
+  const label = name[0].toUpperCase() + name.slice(1);
+  const form = h(
+    "form",
+    { id: `${name}-form` },
+    h("strong", {}, `${label} `),
+    h("select", { id: `${name}-action` }, ...actions.map((a) => h("option", {}, a))),
+    h("input", { id: `${name}-reason`, placeholder: "reason (required)" }),
+    h("textarea", { id: `${name}-${text.suffix}`, rows: "2", placeholder: text.placeholder }),
+    h("div", { class: "row" }, h("button", { type: "submit" }, label), h("span", { class: "status", id: `${name}-status` })),
+  );
+  form.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    const action = $<HTMLSelectElement>(`${name}-action`).value;
+    const extra = action === text.action ? $<HTMLTextAreaElement>(`${name}-${text.suffix}`).value : undefined;
+    const r = await send(action, $<HTMLInputElement>(`${name}-reason`).value, extra);
+    await afterChange(r.shown, r.effect, r.reason, `${name}-status`);
+  });
+  return form;
 }
 
 async function showAtom(id: string): Promise<void> {

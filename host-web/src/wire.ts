@@ -156,6 +156,10 @@ function snake(key: string): string {
 }
 
 /** camelCase -> snake_case keys, kebab-case enum values -> snake_case, bigint -> number. */
+export function fromWit(value: unknown): unknown {
+  return convert(value);
+}
+
 function convert(value: unknown, key?: string): unknown {
   if (typeof value === "bigint") return Number(value);
   if (typeof value === "string") return key && ENUM_FIELDS.has(key) ? value.replaceAll("-", "_") : value;
@@ -170,8 +174,4 @@ function convert(value: unknown, key?: string): unknown {
     return out;
   }
   return value;
-}
-
-export function fromWit(_method: Method, value: unknown): unknown {
-  return convert(value);
 }

@@ -144,7 +144,7 @@ async function call(method: Method, args: any): Promise<unknown> {
   if (WRITES.has(method) && (effect === "applied" || (atomsAdded ?? 0n) > 0n)) {
     changes?.postMessage({ type: "changed", method, client: init!.clientId });
   }
-  const result = fromWit(method, value) as Record<string, unknown>;
+  const result = fromWit(value) as Record<string, unknown>;
   if (method === "stats" && model.error) result.model = `none: ${model.error}; recall is keyword-only`;
   return result;
 }

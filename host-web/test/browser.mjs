@@ -5,6 +5,7 @@ import { mkdtempSync, mkdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { after, before } from "node:test";
 import { chromium } from "playwright-core";
 import { serve } from "../serve.mjs";
 
@@ -52,6 +53,29 @@ export async function launch(profile) {
   });
 }
 
+/**
+ * Registers the suite's hooks: `setup` (if any), then the server and Chromium
+ * on a fresh profile, then `launched(env)` (if any); all of it is closed and
+ * removed after the suite. The returned object holds `server` and `context`
+ * once the hooks have run.
+ */
+export function withBrowser(setup, launched) {
+  const env = {};
+  before(async () => {
+    await setup?.();
+    env.server = await startServer();
+    env.profile = newProfile();
+    env.context = await launch(env.profile);
+    await launched?.(env);
+  });
+  after(async () => {
+    await env.context?.close();
+    await env.server?.close();
+    if (env.profile) removeProfile(env.profile);
+  });
+  return env;
+}
+
 /** Opens the page and waits until its client is ready. */
 export async function openPage(context, url, query = "") {
   const page = await context.newPage();
@@ -73,6 +97,17 @@ export async function openPage(context, url, query = "") {
 /** Calls `client[method](args)` in the page (the TypeScript client in Chromium). */
 export function call(page, method, args) {
   return page.evaluate(([m, a]) => window.client[m](a), [method, args]);
+}
+
+/** The ids of every atom in the page's store (its whole-store export), sorted. */
+export async function atomIds(page) {
+  return (await call(page, "export", { all: true }))
+    .split("\n")
+    .filter(Boolean)
+    .map((l) => JSON.parse(l))
+    .filter((l) => l.type === "atom")
+    .map((l) => l.atom_id)
+    .sort();
 }
 
 /** Like `call`, but returns the rejection's message instead of throwing. */

@@ -4,13 +4,11 @@
 import assert from "node:assert/strict";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import * as esbuild from "esbuild";
-import { launch, newProfile, removeProfile, root, startServer } from "./browser.mjs";
+import { root, withBrowser } from "./browser.mjs";
 
-let server, profile, context;
-
-before(async () => {
+const env = withBrowser(async () => {
   const out = join(root, "dist/__test__");
   mkdirSync(out, { recursive: true });
   await esbuild.build({
@@ -22,20 +20,11 @@ before(async () => {
     logLevel: "warning",
   });
   writeFileSync(join(out, "blank.html"), "<!doctype html><meta charset=utf-8><link rel=icon href='data:,'>");
-  server = await startServer();
-  profile = newProfile();
-  context = await launch(profile);
-});
-
-after(async () => {
-  await context?.close();
-  await server?.close();
-  removeProfile(profile);
 });
 
 test("OPFS adapter equals a naive oracle over random operations", async () => {
-  const page = await context.newPage();
-  await page.goto(server.url + "__test__/blank.html");
+  const page = await env.context.newPage();
+  await page.goto(env.server.url + "__test__/blank.html");
   const result = await page.evaluate(
     () =>
       new Promise((resolve) => {

@@ -4,27 +4,14 @@
 // A reload loads the model from OPFS, not the network.
 
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
-import { call, launch, newProfile, openPage, removeProfile, startServer } from "./browser.mjs";
+import { test } from "node:test";
+import { call, openPage, withBrowser } from "./browser.mjs";
 import { modelDir } from "../serve.mjs";
 
-let server, profile, context;
-
-before(async () => {
-  assert.ok(modelDir(), "no embedding model: run ./setup.sh (scripts/model/fetch.sh)");
-  server = await startServer();
-  profile = newProfile();
-  context = await launch(profile);
-});
-
-after(async () => {
-  await context?.close();
-  await server?.close();
-  removeProfile(profile);
-});
+const env = withBrowser(() => assert.ok(modelDir(), "no embedding model: run ./setup.sh (scripts/model/fetch.sh)"));
 
 test("hybrid recall with the model, loaded from the network once, then from OPFS", async () => {
-  const page = await openPage(context, server.url, "?store=semantic&model=./model/");
+  const page = await openPage(env.context, env.server.url, "?store=semantic&model=./model/");
   const t = await call(page, "timings");
   assert.equal(t.model.error, "");
   assert.match(t.model.fingerprint, /^multilingual-e5-small:/);
@@ -67,7 +54,7 @@ test("hybrid recall with the model, loaded from the network once, then from OPFS
 });
 
 test("a model URL that serves nothing: keyword-only, and stats says why", async () => {
-  const page = await openPage(context, server.url, "?store=nomodel&model=./no-such-model/");
+  const page = await openPage(env.context, env.server.url, "?store=nomodel&model=./no-such-model/");
   const stats = await call(page, "stats");
   assert.match(stats.model, /^none: .*no tokenizer\.bin or tokenizer\.json.*keyword-only/);
   assert.equal((await call(page, "memorize", { content: "用 Redis 做會話快取" })).effect, "applied");

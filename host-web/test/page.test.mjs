@@ -5,22 +5,12 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { after, before, test } from "node:test";
-import { artifacts, call, launch, newProfile, openPage, removeProfile, startServer } from "./browser.mjs";
+import { test } from "node:test";
+import { artifacts, openPage, withBrowser } from "./browser.mjs";
 
-let server, profile, context, page;
-
-before(async () => {
-  server = await startServer();
-  profile = newProfile();
-  context = await launch(profile);
+let page;
+withBrowser(undefined, async ({ context, server }) => {
   page = await openPage(context, server.url, "?store=page&workspace=acme&repository=shop&branch=main");
-});
-
-after(async () => {
-  await context?.close();
-  await server?.close();
-  removeProfile(profile);
 });
 
 async function memorizeViaForm(content) {

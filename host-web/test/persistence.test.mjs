@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { after, before, test } from "node:test";
-import { call, launch, newProfile, openPage, opfsFiles, removeProfile, startServer } from "./browser.mjs";
+import { atomIds, call, launch, newProfile, openPage, opfsFiles, removeProfile, startServer } from "./browser.mjs";
 
 let server;
 const profiles = [];
@@ -24,11 +24,6 @@ function profile() {
   const p = newProfile();
   profiles.push(p);
   return p;
-}
-
-async function allIds(page) {
-  const lines = (await call(page, "export", { all: true })).split("\n").filter(Boolean).map((l) => JSON.parse(l));
-  return lines.filter((l) => l.type === "atom").map((l) => l.atom_id).sort();
 }
 
 test("memories survive a page reload and a browser restart", async () => {
@@ -54,7 +49,7 @@ test("memories survive a page reload and a browser restart", async () => {
   context = await launch(dir);
   page = await openPage(context, server.url, "?store=persist");
   assert.deepEqual(await call(page, "stats"), stats);
-  const ids = await allIds(page);
+  const ids = await atomIds(page);
   for (const id of [...written, pg, pg17]) assert.ok(ids.includes(id), id);
   assert.equal((await call(page, "recall", { query: "svc-7" })).atoms[0].atom_id, written[7]);
   assert.deepEqual((await call(page, "history", { atom_id: pg17 })).relations.supersedes, [pg]);
@@ -75,7 +70,7 @@ test("acknowledged writes survive Chromium being killed", async () => {
 
   context = await launch(dir);
   page = await openPage(context, server.url, "?store=kill");
-  const ids = await allIds(page);
+  const ids = await atomIds(page);
   for (const id of acked) assert.ok(ids.includes(id), `lost ${id}`);
   assert.equal((await call(page, "stats")).atoms, 20);
   await context.close();
@@ -111,7 +106,7 @@ test("many compactions: queued creates, renames and removes reach OPFS in order"
 
   context = await launch(dir);
   page = await openPage(context, server.url, "?store=compact-small");
-  const ids = await allIds(page);
+  const ids = await atomIds(page);
   for (const id of acked.ids) assert.ok(ids.includes(id), `lost ${id}`);
   const sealed = await call(page, "history", { atom_id: acked.ids[8] });
   assert.equal(sealed.current.exposure_state, "sealed");

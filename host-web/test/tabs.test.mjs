@@ -4,36 +4,14 @@
 // also across compactions (generation changes) made by the other tab.
 
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
-import { call, launch, newProfile, openPage, removeProfile, startServer } from "./browser.mjs";
+import { test } from "node:test";
+import { atomIds, call, openPage, withBrowser } from "./browser.mjs";
 
-let server, profile, context;
-
-before(async () => {
-  server = await startServer();
-  profile = newProfile();
-  context = await launch(profile);
-});
-
-after(async () => {
-  await context?.close();
-  await server?.close();
-  removeProfile(profile);
-});
-
-async function atomIds(page) {
-  return (await call(page, "export", { all: true }))
-    .split("\n")
-    .filter(Boolean)
-    .map((l) => JSON.parse(l))
-    .filter((l) => l.type === "atom")
-    .map((l) => l.atom_id)
-    .sort();
-}
+const env = withBrowser();
 
 test("two tabs write at once and nothing is lost", async () => {
-  const a = await openPage(context, server.url, "?store=shared");
-  const b = await openPage(context, server.url, "?store=shared");
+  const a = await openPage(env.context, env.server.url, "?store=shared");
+  const b = await openPage(env.context, env.server.url, "?store=shared");
   const burst = (page, tab) =>
     page.evaluate(async (tab) => {
       // Fire all calls at once: the tab's Worker queues them, the two Workers contend for the lock.
@@ -66,8 +44,8 @@ test("two tabs write at once and nothing is lost", async () => {
 });
 
 test("a tab catches up after the other tab compacted (new generation)", async () => {
-  const a = await openPage(context, server.url, "?store=gen");
-  const b = await openPage(context, server.url, "?store=gen");
+  const a = await openPage(env.context, env.server.url, "?store=gen");
+  const b = await openPage(env.context, env.server.url, "?store=gen");
   const secret = (await call(a, "memorize", { content: "staging 密碼是 tabs_secret_42" })).atom_id;
   assert.equal((await call(b, "recall", { query: "staging 密碼" })).atoms[0].atom_id, secret);
   // Sealing compacts: a new snapshot and log, the old files removed.
@@ -82,8 +60,8 @@ test("a tab catches up after the other tab compacted (new generation)", async ()
 });
 
 test("a write in one tab shows up on the other tab's page without a reload", async () => {
-  const a = await openPage(context, server.url, "?store=live");
-  const b = await openPage(context, server.url, "?store=live");
+  const a = await openPage(env.context, env.server.url, "?store=live");
+  const b = await openPage(env.context, env.server.url, "?store=live");
   await b.waitForFunction(() => document.querySelector("#stats").textContent.startsWith("0 atoms"));
   const notices = b.evaluate(
     () => new Promise((resolve) => window.client.onChange((c) => resolve(c.method))),

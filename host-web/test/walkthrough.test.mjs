@@ -6,22 +6,11 @@
 // English) and keyword-only (the zh queries).
 
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
-import { call, callError, launch, newProfile, openPage, opfsFilesContaining, removeProfile, startServer } from "./browser.mjs";
+import { test } from "node:test";
+import { call, callError, openPage, opfsFilesContaining, withBrowser } from "./browser.mjs";
 
-let server, profile, context, page, STORE;
-
-before(async () => {
-  server = await startServer();
-  profile = newProfile();
-  context = await launch(profile);
-});
-
-after(async () => {
-  await context?.close();
-  await server?.close();
-  removeProfile(profile);
-});
+const env = withBrowser();
+let page, STORE;
 
 const memorize = (content, source) => call(page, "memorize", { content, source });
 const recall = (query, extra = {}) => call(page, "recall", { query, ...extra });
@@ -48,8 +37,8 @@ for (const mode of ["model", "keyword-only"]) {
     withModel = mode === "model";
     STORE = `walkthrough-${withModel ? "model" : "keyword"}`;
     page = await openPage(
-      context,
-      server.url,
+      env.context,
+      env.server.url,
       `?store=${STORE}&workspace=mem0ai&repository=mem0&branch=main&model=${withModel ? "./model/" : "none"}`,
     );
     await walkthrough();
