@@ -3,6 +3,12 @@
 //! records its hash, which keys the compiled-code cache. Without a built
 //! component the host still compiles (for `cargo check`/clippy) and reports
 //! at run time how to build it.
+//!
+//! Also generates the hosts' API types and their conversions from
+//! `wit/hmg.wit` (see `build/api_gen.rs`).
+
+#[path = "build/api_gen.rs"]
+mod api_gen;
 
 use std::hash::{DefaultHasher, Hasher};
 use std::path::PathBuf;
@@ -10,7 +16,12 @@ use std::{env, fs};
 
 fn main() {
     println!("cargo:rerun-if-env-changed=HMG_ENGINE_WASM");
+    println!("cargo:rerun-if-changed=../wit");
+    println!("cargo:rerun-if-changed=build");
     let out = PathBuf::from(env::var("OUT_DIR").expect("OUT_DIR"));
+    let (api, convert) = api_gen::generate(std::path::Path::new("../wit"));
+    fs::write(out.join("api.rs"), api).expect("write generated api.rs");
+    fs::write(out.join("convert.rs"), convert).expect("write generated convert.rs");
     // OUT_DIR = <target>/<profile>/build/<pkg>/out
     let target = out
         .ancestors()

@@ -206,27 +206,25 @@ fn main() {
         branch: Some("main".into()),
         session: None,
     };
-    let with_model = hmg_cli::api::StoreConfig {
-        model_dir: Some(dir.clone()),
-        ..Default::default()
-    };
+    let config = hmg_cli::api::StoreConfig::default();
     let mut semantic = runtime
-        .open(store.path(), &with_model, scope_api.clone(), "bench")
-        .unwrap();
-    let mut keyword = runtime
         .open(
             store.path(),
-            &hmg_cli::api::StoreConfig::default(),
-            scope_api,
+            Some(&dir),
+            &config,
+            scope_api.clone(),
             "bench",
         )
+        .unwrap();
+    let mut keyword = runtime
+        .open(store.path(), None, &config, scope_api.clone(), "bench")
         .unwrap();
     let started = Instant::now();
     semantic
         .memorize(&hmg_cli::api::MemorizeRequest {
             content: "專案用 PostgreSQL 16 做主資料庫，不用 MongoDB".into(),
             source: None,
-            scope: None,
+            scope: scope_api.clone(),
         })
         .unwrap();
     let first_memorize_ms = ms(started);
@@ -238,6 +236,7 @@ fn main() {
                 session
                     .recall(&hmg_cli::api::RecallRequest {
                         query: (*q).to_owned(),
+                        scope: session.scope.clone(),
                         ..Default::default()
                     })
                     .unwrap();
@@ -264,7 +263,7 @@ fn main() {
             .memorize(&hmg_cli::api::MemorizeRequest {
                 content: format!("component memorize probe {i}: 部署用 ECS，不用 K8s"),
                 source: None,
-                scope: None,
+                scope: scope_api.clone(),
             })
             .unwrap();
         t.push(ms(started));

@@ -6,10 +6,10 @@
 use std::cell::RefCell;
 
 use crate::atom::{self, AtomId};
+use crate::log::backend::FsBackend;
 use crate::memory::{Config, Memory, SystemEnv};
 use crate::ops::{self, Effect};
-use crate::scope::Scope;
-use crate::store::backend::FsBackend;
+use crate::scope::{Filter, Scope};
 use crate::time::Timestamp;
 
 wit_bindgen::generate!({
@@ -54,34 +54,137 @@ fn error(e: crate::Error) -> wit::Error {
         crate::Error::Io(e) => wit::Error::Io(e.to_string()),
         crate::Error::Corrupt(m) => wit::Error::Corrupt(m),
         crate::Error::Invalid(m) => wit::Error::Invalid(m),
+        // Only a store opened on an unusable model directory gets here.
+        crate::Error::Model(m) => wit::Error::Invalid(format!("embedding model: {m}")),
+        crate::Error::Internal(m) => wit::Error::Internal(m),
     }
 }
 
-fn scope(s: wit::Scope) -> Scope {
-    Scope {
-        tenant_id: s.tenant_id,
-        workspace: s.workspace,
-        repository: s.repository,
-        branch: s.branch,
-        session: s.session,
+/// A WIT enum and its domain twin, each variant listed once: both
+/// conversions are exhaustive matches, so a variant added on one side only
+/// does not compile.
+macro_rules! same_enum {
+    ($wit:ty, $domain:ty { $($variant:ident),+ $(,)? }) => {
+        impl From<$wit> for $domain {
+            fn from(v: $wit) -> Self {
+                match v { $(<$wit>::$variant => <$domain>::$variant),+ }
+            }
+        }
+        impl From<$domain> for $wit {
+            fn from(v: $domain) -> Self {
+                match v { $(<$domain>::$variant => <$wit>::$variant),+ }
+            }
+        }
+    };
+}
+
+same_enum!(
+    wit::Effect,
+    Effect {
+        Applied,
+        NoOp,
+        Rejected
+    }
+);
+same_enum!(
+    wit::Kind,
+    atom::Kind {
+        Memory,
+        Handoff,
+        Lesson,
+        Observation
+    }
+);
+same_enum!(
+    wit::Epistemic,
+    atom::Epistemic {
+        Possible,
+        Actual,
+        Necessary
+    }
+);
+same_enum!(
+    wit::Polarity,
+    atom::Polarity {
+        Affirmative,
+        Negative,
+        Conditional
+    }
+);
+same_enum!(
+    wit::ExposureState,
+    atom::Exposure {
+        Visible,
+        Quarantined,
+        Sealed,
+        Tombstoned
+    }
+);
+same_enum!(
+    wit::CorrectAction,
+    atom::CorrectAction {
+        Negate,
+        ConfirmActual,
+        ConfirmNecessary,
+        Demote,
+        Replace,
+    }
+);
+same_enum!(
+    wit::GovernAction,
+    atom::GovernAction {
+        Quarantine,
+        Restore,
+        Seal,
+        Tombstone,
+        DeriveLesson,
+    }
+);
+
+impl From<wit::Scope> for Scope {
+    fn from(s: wit::Scope) -> Scope {
+        let wit::Scope {
+            tenant_id,
+            workspace,
+            repository,
+            branch,
+            session,
+        } = s;
+        Scope {
+            tenant_id,
+            workspace,
+            repository,
+            branch,
+            session,
+        }
     }
 }
 
-fn wit_scope(s: &Scope) -> wit::Scope {
-    wit::Scope {
-        tenant_id: s.tenant_id.clone(),
-        workspace: s.workspace.clone(),
-        repository: s.repository.clone(),
-        branch: s.branch.clone(),
-        session: s.session.clone(),
+impl From<Scope> for wit::Scope {
+    fn from(s: Scope) -> wit::Scope {
+        let Scope {
+            tenant_id,
+            workspace,
+            repository,
+            branch,
+            session,
+        } = s;
+        wit::Scope {
+            tenant_id,
+            workspace,
+            repository,
+            branch,
+            session,
+        }
     }
 }
 
-fn effect(e: Effect) -> wit::Effect {
-    match e {
-        Effect::Applied => wit::Effect::Applied,
-        Effect::NoOp => wit::Effect::NoOp,
-        Effect::Rejected => wit::Effect::Rejected,
+impl From<wit::StoreFilter> for Filter {
+    fn from(f: wit::StoreFilter) -> Filter {
+        match f {
+            wit::StoreFilter::WholeStore => Filter::WholeStore,
+            wit::StoreFilter::VisibleFrom(s) => Filter::VisibleFrom(s.into()),
+        }
     }
 }
 
@@ -97,80 +200,16 @@ fn time(t: Timestamp) -> String {
     t.rfc3339()
 }
 
-fn kind(k: atom::Kind) -> wit::Kind {
-    match k {
-        atom::Kind::Memory => wit::Kind::Memory,
-        atom::Kind::Handoff => wit::Kind::Handoff,
-        atom::Kind::Lesson => wit::Kind::Lesson,
-        atom::Kind::Observation => wit::Kind::Observation,
-    }
-}
-
-fn epistemic(e: atom::Epistemic) -> wit::Epistemic {
-    match e {
-        atom::Epistemic::Possible => wit::Epistemic::Possible,
-        atom::Epistemic::Actual => wit::Epistemic::Actual,
-        atom::Epistemic::Necessary => wit::Epistemic::Necessary,
-    }
-}
-
-fn polarity(p: atom::Polarity) -> wit::Polarity {
-    match p {
-        atom::Polarity::Affirmative => wit::Polarity::Affirmative,
-        atom::Polarity::Negative => wit::Polarity::Negative,
-        atom::Polarity::Conditional => wit::Polarity::Conditional,
-    }
-}
-
-fn exposure(e: atom::Exposure) -> wit::ExposureState {
-    match e {
-        atom::Exposure::Visible => wit::ExposureState::Visible,
-        atom::Exposure::Quarantined => wit::ExposureState::Quarantined,
-        atom::Exposure::Sealed => wit::ExposureState::Sealed,
-        atom::Exposure::Tombstoned => wit::ExposureState::Tombstoned,
-    }
-}
-
-fn correct_action(a: wit::CorrectAction) -> atom::CorrectAction {
-    match a {
-        wit::CorrectAction::Negate => atom::CorrectAction::Negate,
-        wit::CorrectAction::ConfirmActual => atom::CorrectAction::ConfirmActual,
-        wit::CorrectAction::ConfirmNecessary => atom::CorrectAction::ConfirmNecessary,
-        wit::CorrectAction::Demote => atom::CorrectAction::Demote,
-        wit::CorrectAction::Replace => atom::CorrectAction::Replace,
-    }
-}
-
-fn wit_correct_action(a: atom::CorrectAction) -> wit::CorrectAction {
-    match a {
-        atom::CorrectAction::Negate => wit::CorrectAction::Negate,
-        atom::CorrectAction::ConfirmActual => wit::CorrectAction::ConfirmActual,
-        atom::CorrectAction::ConfirmNecessary => wit::CorrectAction::ConfirmNecessary,
-        atom::CorrectAction::Demote => wit::CorrectAction::Demote,
-        atom::CorrectAction::Replace => wit::CorrectAction::Replace,
-    }
-}
-
-fn govern_action(a: wit::GovernAction) -> atom::GovernAction {
-    match a {
-        wit::GovernAction::Quarantine => atom::GovernAction::Quarantine,
-        wit::GovernAction::Restore => atom::GovernAction::Restore,
-        wit::GovernAction::Seal => atom::GovernAction::Seal,
-        wit::GovernAction::Tombstone => atom::GovernAction::Tombstone,
-        wit::GovernAction::DeriveLesson => atom::GovernAction::DeriveLesson,
-    }
-}
-
 fn atom_view(v: ops::AtomView) -> wit::AtomView {
     wit::AtomView {
         atom_id: id(v.atom_id),
         content: v.content,
-        kind: kind(v.kind),
+        kind: v.kind.into(),
         source: v.source,
-        scope: wit_scope(&v.scope),
-        epistemic: epistemic(v.epistemic),
-        polarity: polarity(v.polarity),
-        exposure_state: exposure(v.exposure_state),
+        scope: v.scope.into(),
+        epistemic: v.epistemic.into(),
+        polarity: v.polarity.into(),
+        exposure_state: v.exposure_state.into(),
         negated: v.negated,
         superseded_by: v.superseded_by.map(id),
         created_at: time(v.created_at),
@@ -211,23 +250,24 @@ impl GuestStore for StoreResource {
         let req = ops::MemorizeRequest {
             content: req.content,
             source: req.source,
-            scope: scope(req.scope),
+            scope: req.scope.into(),
         };
         let r = self.with(|m| m.memorize(&req))?;
         Ok(wit::MemorizeResult {
             atom_id: r.atom_id.map(id),
-            effect: effect(r.effect),
+            effect: r.effect.into(),
             reason: r.reason,
             deduped_with: r.deduped_with.map(id),
         })
     }
 
     fn recall(&self, req: wit::RecallRequest) -> WitResult<wit::RecallResult> {
+        let explain = req.explain.unwrap_or(false);
         let req = ops::RecallRequest {
             query: req.query,
             max_results: req.max_results,
             include_negated: req.include_negated.unwrap_or(false),
-            scope: scope(req.scope),
+            scope: req.scope.into(),
             remote: req.remote.unwrap_or(false),
             explain: req.explain.unwrap_or(false),
         };
@@ -241,19 +281,20 @@ impl GuestStore for StoreResource {
                 score: a.score,
                 created_at: time(a.created_at),
                 source: a.source,
-                kind: kind(a.kind),
-                epistemic: epistemic(a.epistemic),
-                polarity: polarity(a.polarity),
+                kind: a.kind.into(),
+                epistemic: a.epistemic.into(),
+                polarity: a.polarity.into(),
                 negated: a.negated,
-                explain: a
-                    .explain
-                    .into_iter()
-                    .map(|s| wit::Signal {
-                        name: s.name.to_owned(),
-                        value: s.value,
-                        contribution: s.contribution,
-                    })
-                    .collect(),
+                explain: explain.then(|| {
+                    a.explain
+                        .into_iter()
+                        .map(|s| wit::Signal {
+                            name: s.name.to_owned(),
+                            value: s.value,
+                            contribution: s.contribution,
+                        })
+                        .collect()
+                }),
             })
             .collect();
         Ok(wit::RecallResult {
@@ -265,15 +306,15 @@ impl GuestStore for StoreResource {
     fn correct(&self, req: wit::CorrectRequest) -> WitResult<wit::CorrectResult> {
         let req = ops::CorrectRequest {
             target_atom: req.target_atom,
-            action: correct_action(req.action),
+            action: req.action.into(),
             reason: req.reason,
             new_content: req.new_content,
-            scope: scope(req.scope),
+            scope: req.scope.into(),
             by: req.by,
         };
         let r = self.with(|m| m.correct(&req))?;
         Ok(wit::CorrectResult {
-            effect: effect(r.effect),
+            effect: r.effect.into(),
             target_atom: r.target_atom,
             new_atom_id: r.new_atom_id.map(id),
             reason: r.reason,
@@ -283,15 +324,15 @@ impl GuestStore for StoreResource {
     fn govern(&self, req: wit::GovernRequest) -> WitResult<wit::GovernResult> {
         let req = ops::GovernRequest {
             target_atom: req.target_atom,
-            action: govern_action(req.action),
+            action: req.action.into(),
             reason: req.reason,
             lesson_content: req.lesson_content,
-            scope: scope(req.scope),
+            scope: req.scope.into(),
             by: req.by,
         };
         let r = self.with(|m| m.govern(&req))?;
         Ok(wit::GovernResult {
-            effect: effect(r.effect),
+            effect: r.effect.into(),
             target_atom: r.target_atom,
             lesson_atom_id: r.lesson_atom_id.map(id),
             reason: r.reason,
@@ -302,12 +343,12 @@ impl GuestStore for StoreResource {
         let req = ops::HandoffRequest {
             summary: req.summary,
             source: req.source,
-            scope: scope(req.scope),
+            scope: req.scope.into(),
         };
         let r = self.with(|m| m.handoff(&req))?;
         Ok(wit::HandoffResult {
             atom_id: r.atom_id.map(id),
-            effect: effect(r.effect),
+            effect: r.effect.into(),
             reason: r.reason,
         })
     }
@@ -315,7 +356,7 @@ impl GuestStore for StoreResource {
     fn history(&self, req: wit::HistoryRequest) -> WitResult<wit::HistoryResult> {
         let req = ops::HistoryRequest {
             atom_id: req.atom_id,
-            scope: scope(req.scope),
+            scope: req.scope.into(),
             remote: req.remote.unwrap_or(false),
         };
         let r = self.with(|m| m.history(&req))?;
@@ -330,7 +371,7 @@ impl GuestStore for StoreResource {
                 .corrections
                 .into_iter()
                 .map(|c| wit::CorrectionRecord {
-                    action: wit_correct_action(c.action),
+                    action: c.action.into(),
                     reason: c.reason,
                     at: time(c.at),
                     by: c.by,
@@ -342,8 +383,8 @@ impl GuestStore for StoreResource {
                 .exposure_history
                 .into_iter()
                 .map(|e| wit::ExposureRecord {
-                    from: exposure(e.from),
-                    to: exposure(e.to),
+                    from: e.from.into(),
+                    to: e.to.into(),
                     reason: e.reason,
                     at: time(e.at),
                     by: e.by,
@@ -353,9 +394,9 @@ impl GuestStore for StoreResource {
         })
     }
 
-    fn stats(&self, scope_filter: Option<wit::Scope>) -> WitResult<wit::StoreStats> {
-        let filter = scope_filter.map(scope);
-        let s = self.with(|m| m.stats(filter.as_ref()))?;
+    fn stats(&self, filter: wit::StoreFilter) -> WitResult<wit::StoreStats> {
+        let filter = Filter::from(filter);
+        let s = self.with(|m| m.stats(&filter))?;
         Ok(wit::StoreStats {
             atoms: s.atoms,
             edges: s.edges,
@@ -372,7 +413,7 @@ impl GuestStore for StoreResource {
 
     fn brief(&self, req: wit::BriefRequest) -> WitResult<wit::BriefResult> {
         let req = ops::BriefRequest {
-            scope: scope(req.scope),
+            scope: req.scope.into(),
             remote: req.remote.unwrap_or(false),
             budget_chars: req.budget_chars,
         };
@@ -383,9 +424,9 @@ impl GuestStore for StoreResource {
         })
     }
 
-    fn export(&self, scope_filter: Option<wit::Scope>) -> WitResult<String> {
-        let filter = scope_filter.map(scope);
-        self.with(|m| m.export(filter.as_ref()))
+    fn export(&self, filter: wit::StoreFilter) -> WitResult<String> {
+        let filter = Filter::from(filter);
+        self.with(|m| m.export(&filter))
     }
 
     fn import(&self, jsonl: String) -> WitResult<wit::ImportResult> {

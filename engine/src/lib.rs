@@ -31,16 +31,16 @@ mod component;
 pub mod embed;
 pub mod error;
 pub mod index;
+pub mod log;
 pub mod memory;
 pub mod ops;
 pub mod scope;
 pub mod state;
-pub mod store;
 pub mod text;
 pub mod time;
 
 pub use error::{Error, Result};
+pub use log::backend::{Backend, FsBackend, MemBackend};
 pub use memory::{Config, Env, FixedEnv, Memory, Signals, SystemEnv};
 pub use scope::Scope;
-pub use store::backend::{Backend, FsBackend, MemBackend};
 pub use time::Timestamp;

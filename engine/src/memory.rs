@@ -9,10 +9,10 @@ use crate::embed::onnx::OnnxEmbedder;
 use crate::embed::{Embedder, Role};
 use crate::error::Result;
 use crate::index::Indexes;
+use crate::log::backend::Backend;
+use crate::log::{Log, Recovery};
 use crate::scope::Scope;
 use crate::state::{Mutation, State, Txn, Vectors};
-use crate::store::backend::Backend;
-use crate::store::{Recovery, Store};
 use crate::time::Timestamp;
 
 /// Where time and randomness come from: the system in production, a fixed
@@ -111,7 +111,7 @@ enum Model {
 }
 
 pub struct Memory<B: Backend> {
-    pub(crate) store: Store<B>,
+    pub(crate) log: Log<B>,
     pub(crate) state: State,
     pub(crate) indexes: Indexes,
     pub(crate) config: Config,
@@ -126,7 +126,7 @@ pub struct Memory<B: Backend> {
 
 impl<B: Backend> Memory<B> {
     pub fn open(backend: B, config: Config, env: Box<dyn Env + Send>) -> Result<Memory<B>> {
-        let (store, state, recovery) = Store::open(backend, config.compact_log_bytes)?;
+        let (log, state, recovery) = Log::open(backend, config.compact_log_bytes)?;
         let indexes = Indexes::build(&state);
         let model = config
             .model_dir
@@ -134,7 +134,7 @@ impl<B: Backend> Memory<B> {
             .map_or(Model::None, Model::Unloaded);
         Ok(Memory {
             model,
-            store,
+            log,
             state,
             indexes,
             config,
@@ -155,18 +155,18 @@ impl<B: Backend> Memory<B> {
     }
 
     pub fn backend(&self) -> &B {
-        self.store.backend()
+        self.log.backend()
     }
 
     /// Catches up with other processes; every operation starts here.
     pub(crate) fn refresh(&mut self) -> Result<()> {
         if self.stale {
-            self.state = self.store.reload()?;
+            self.state = self.log.reload()?;
             self.indexes = Indexes::build(&self.state);
             self.stale = false;
             return Ok(());
         }
-        let caught = self.store.catch_up(&mut self.state)?;
+        let caught = self.log.catch_up(&mut self.state)?;
         if caught.reloaded {
             self.indexes = Indexes::build(&self.state);
         } else {
@@ -300,9 +300,9 @@ impl<B: Backend> Memory<B> {
         let txn: Txn = self.state.txn(mutations);
         let touched: Vec<AtomId> = txn.touched().collect();
         let result = if erasing {
-            self.store.commit_erasing(&mut self.state, txn)
+            self.log.commit_erasing(&mut self.state, txn)
         } else {
-            self.store.commit(&mut self.state, txn)
+            self.log.commit(&mut self.state, txn)
         };
         if result.is_err() {
             self.stale = true;

@@ -16,6 +16,25 @@ pub struct Scope {
     pub session: Option<String>,
 }
 
+/// What `stats` and `export` cover.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Filter {
+    /// Every tenant's atoms.
+    WholeStore,
+    /// What this scope sees: itself and its ancestors.
+    VisibleFrom(Scope),
+}
+
+impl Filter {
+    /// Whether an atom bound to `scope` is covered.
+    pub fn covers(&self, scope: &Scope) -> bool {
+        match self {
+            Filter::WholeStore => true,
+            Filter::VisibleFrom(viewer) => scope.visible_from(viewer, false),
+        }
+    }
+}
+
 /// How far down the path a scope is bound.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Level {

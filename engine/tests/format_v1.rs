@@ -4,6 +4,7 @@
 
 use std::path::Path;
 
+use engine::scope::Filter;
 use engine::{Config, FsBackend, Memory, SystemEnv};
 
 const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/v1");
@@ -26,8 +27,8 @@ fn version_1_store_opens_and_exports_identically() {
     .unwrap();
     assert_eq!(memory.recovery().dropped_tail_bytes, 0);
     let golden = std::fs::read_to_string(Path::new(FIXTURE).join("export.jsonl")).unwrap();
-    assert_eq!(memory.export(None).unwrap(), golden);
-    let stats = memory.stats(None).unwrap();
+    assert_eq!(memory.export(&Filter::WholeStore).unwrap(), golden);
+    let stats = memory.stats(&Filter::WholeStore).unwrap();
     assert_eq!(
         (stats.atoms, stats.edges, stats.snapshot_version),
         (7, 2, 8)
@@ -49,5 +50,8 @@ fn version_1_store_with_a_torn_tail_still_opens() {
     .unwrap();
     assert!(memory.recovery().dropped_tail_bytes > 0);
     // The last transaction (the handoff) was torn off; everything before it is whole.
-    assert_eq!(memory.stats(None).unwrap().snapshot_version, 7);
+    assert_eq!(
+        memory.stats(&Filter::WholeStore).unwrap().snapshot_version,
+        7
+    );
 }

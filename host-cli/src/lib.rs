@@ -1,18 +1,25 @@
 //! The `hmg` native host: wasmtime running the HMG engine component.
 //!
-//! - [`runtime`] — [`Runtime`] (compiled component, cached) and [`Session`]
-//!   (one open store; every call under the store's lock file). Reused by
-//!   `hmg-mcp` and the end-to-end tests.
-//! - [`api`] — serde/JSON-Schema request and result types, snake_case JSON.
+//! - [`runtime`] — [`Runtime`] (compiled component, cached), [`Session`]
+//!   (one open store; every call under the store's lock file) and
+//!   [`open_session`], the one way `hmg` and `hmg-mcp` open a store.
+//!   Reused by `hmg-mcp` and the end-to-end tests.
+//! - [`api`] — request and result types generated from `wit/hmg.wit`
+//!   (serde, snake_case JSON, JSON Schema).
 //! - [`locate`] — scope inference (git, login name) and default paths.
 //! - [`render`] — human-readable text for every result.
-//! - `component` — the only file that sees the generated WIT bindings.
+//! - `engine` — wasmtime configuration, granted directories, compiled-code cache.
+//! - `component` — the only file that sees the generated WIT bindings; the
+//!   store's methods on [`Session`].
+//! - `preload` — the engine pre-initialised with the model loaded.
 
 pub mod api;
 mod component;
+mod engine;
 pub mod locate;
 mod preload;
 pub mod render;
 pub mod runtime;
 
-pub use runtime::{Runtime, Session, default_cache_dir};
+pub use engine::default_cache_dir;
+pub use runtime::{Runtime, Session, SessionOptions, open_session};

@@ -1,17 +1,18 @@
 //! `hmg` — the HMG command line: one sub-command per operation, human output
 //! by default, `--json` for machines (exactly one JSON object on stdout).
 //!
-//! Exit codes: 0 done (including `no_op`), 1 failure (one line on stderr),
-//! 2 usage error, 3 refused by the engine (`effect: rejected`).
+//! Exit codes: 0 done (including `no_op`, and a reader that closed stdout
+//! early), 1 failure (one line on stderr), 2 usage error, 3 refused by the
+//! engine (`effect: rejected`).
 
-use std::io::{self, IsTerminal, Read};
+use std::io::{self, IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, Parser, Subcommand};
 use hmg_cli::api::{self, Effect};
-use hmg_cli::{Runtime, Session, default_cache_dir, locate, render};
+use hmg_cli::{Runtime, Session, SessionOptions, default_cache_dir, locate, open_session, render};
 use serde::Serialize;
 
 const REFUSED: u8 = 3;
@@ -58,66 +59,38 @@ struct Global {
     model: Option<PathBuf>,
 }
 
+impl Global {
+    fn open(&self) -> Result<Session> {
+        open_session(&SessionOptions {
+            store: self.store.clone(),
+            model: self.model.clone(),
+            tenant: self.tenant.clone(),
+            workspace: self.workspace.clone(),
+            repository: self.repository.clone(),
+            branch: self.branch.clone(),
+            session: self.session.clone(),
+            by: None,
+        })
+    }
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Remember one self-contained statement ("-" reads stdin).
-    Memorize {
-        content: Vec<String>,
-        /// user, agent (default) or any label.
-        #[arg(long)]
-        source: Option<String>,
-        #[command(flatten)]
-        level: LevelFlags,
-    },
+    Memorize(MemorizeArgs),
     /// Find memories (noun phrases work best; questions work too).
-    Recall {
-        query: Vec<String>,
-        /// Most results to return.
-        #[arg(short = 'n', long, default_value_t = 10)]
-        max_results: u32,
-        /// Also show negated memories.
-        #[arg(long)]
-        include_negated: bool,
-        /// Show each signal's contribution per hit.
-        #[arg(long)]
-        explain: bool,
-        /// Act as a remote caller: personal memories stay hidden.
-        #[arg(long)]
-        remote: bool,
-    },
+    Recall(RecallArgs),
     /// Correct what a memory claims.
-    Correct {
-        atom_id: String,
-        #[arg(value_enum)]
-        action: api::CorrectAction,
-        #[arg(long)]
-        reason: String,
-        /// Required for replace.
-        #[arg(long)]
-        new_content: Option<String>,
-    },
+    Correct(CorrectArgs),
     /// Change whether a memory exists (quarantine/restore/seal/tombstone/derive_lesson).
-    Govern {
-        atom_id: String,
-        #[arg(value_enum)]
-        action: api::GovernAction,
-        #[arg(long)]
-        reason: String,
-        /// Required for derive_lesson.
-        #[arg(long)]
-        lesson_content: Option<String>,
-    },
+    Govern(GovernArgs),
     /// Hand the session over: done / why / verification / risks / next ("-" reads stdin).
-    Handoff {
-        summary: Vec<String>,
-        #[arg(long)]
-        source: Option<String>,
-    },
+    Handoff(HandoffArgs),
     /// An atom's chain, corrections and exposure changes.
     History { atom_id: String },
-    /// Counts and index coverage.
+    /// Counts and index coverage of what the current scope sees.
     Stats {
-        /// The whole store instead of what the current scope sees.
+        /// The whole store (every tenant) instead.
         #[arg(long)]
         all: bool,
     },
@@ -127,11 +100,11 @@ enum Command {
         #[arg(long)]
         budget: Option<u32>,
     },
-    /// Export as JSON Lines (to stdout, or --output).
+    /// Export what the current scope sees as JSON Lines (to stdout, or --output).
     Export {
-        /// Only what the current scope sees (default: the whole store).
+        /// The whole store (every tenant) instead.
         #[arg(long)]
-        scoped: bool,
+        all: bool,
         #[arg(short, long)]
         output: Option<PathBuf>,
     },
@@ -145,6 +118,64 @@ enum Command {
     /// Pre-initialise the engine with the embedding model loaded, so that
     /// every later call starts fast (once per model; ./setup.sh runs it).
     Prepare,
+}
+
+#[derive(Args)]
+struct MemorizeArgs {
+    content: Vec<String>,
+    /// user, agent (default) or any label.
+    #[arg(long)]
+    source: Option<String>,
+    #[command(flatten)]
+    level: LevelFlags,
+}
+
+#[derive(Args)]
+struct RecallArgs {
+    query: Vec<String>,
+    /// Most results to return.
+    #[arg(short = 'n', long, default_value_t = 10)]
+    max_results: u32,
+    /// Also show negated memories.
+    #[arg(long)]
+    include_negated: bool,
+    /// Show each signal's contribution per hit.
+    #[arg(long)]
+    explain: bool,
+    /// Act as a remote caller: personal memories stay hidden.
+    #[arg(long)]
+    remote: bool,
+}
+
+#[derive(Args)]
+struct CorrectArgs {
+    atom_id: String,
+    #[arg(value_enum)]
+    action: api::CorrectAction,
+    #[arg(long)]
+    reason: String,
+    /// Required for replace.
+    #[arg(long)]
+    new_content: Option<String>,
+}
+
+#[derive(Args)]
+struct GovernArgs {
+    atom_id: String,
+    #[arg(value_enum)]
+    action: api::GovernAction,
+    #[arg(long)]
+    reason: String,
+    /// Required for derive_lesson.
+    #[arg(long)]
+    lesson_content: Option<String>,
+}
+
+#[derive(Args)]
+struct HandoffArgs {
+    summary: Vec<String>,
+    #[arg(long)]
+    source: Option<String>,
 }
 
 #[derive(Args)]
@@ -167,27 +198,11 @@ enum Hook {
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
-        Err(e) if e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
-            let _ = e.print();
-            return ExitCode::from(2);
-        }
-        Err(e) if e.use_stderr() => {
-            // One line, like every other failure; `hmg help <cmd>` has the rest.
-            let text = e.render().to_string();
-            let first = text.lines().next().unwrap_or("invalid usage");
-            eprintln!(
-                "hmg: {} (see hmg --help)",
-                first.trim_start_matches("error: ")
-            );
-            return ExitCode::from(2);
-        }
-        Err(e) => {
-            let _ = e.print();
-            return ExitCode::SUCCESS;
-        }
+        Err(e) => return usage_error(e),
     };
     match run(cli) {
         Ok(code) => code,
+        Err(e) if closed_stdout(&e) => ExitCode::SUCCESS,
         Err(e) => {
             let chain: Vec<String> = e.chain().map(|c| c.to_string()).collect();
             eprintln!("hmg: {}", chain.join(": "));
@@ -196,13 +211,247 @@ fn main() -> ExitCode {
     }
 }
 
+/// Help and version go to stdout (exit 0); a usage error is one line on
+/// stderr naming what is wrong (exit 2).
+fn usage_error(e: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+        let _ = e.print();
+        return ExitCode::from(2);
+    }
+    if !e.use_stderr() {
+        let _ = e.print();
+        return ExitCode::SUCCESS;
+    }
+    // clap's text: "error: <what>", maybe indented details, a blank line, "Usage: …".
+    let text = e.render().to_string();
+    let what: Vec<&str> = text
+        .lines()
+        .take_while(|l| !l.starts_with("Usage:"))
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with("tip:"))
+        .collect();
+    let line = what.join(" ");
+    eprintln!(
+        "hmg: {} (see hmg --help)",
+        line.trim_start_matches("error: ")
+    );
+    ExitCode::from(2)
+}
+
+/// Whether `e` is stdout closed under us (`hmg export | head`).
+fn closed_stdout(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<io::Error>()
+            .is_some_and(|io| io.kind() == io::ErrorKind::BrokenPipe)
+    })
+}
+
+fn run(cli: Cli) -> Result<ExitCode> {
+    let g = &cli.global;
+    match cli.command {
+        Command::Memorize(args) => memorize(g, args),
+        Command::Recall(args) => recall(g, args),
+        Command::Correct(args) => correct(g, args),
+        Command::Govern(args) => govern(g, args),
+        Command::Handoff(args) => handoff(g, args),
+        Command::History { atom_id } => history(g, atom_id),
+        Command::Stats { all } => stats(g, all),
+        Command::Brief { budget } => brief(g, budget),
+        Command::Export { all, output } => export(g, all, output),
+        Command::Import { file } => import(g, &file),
+        Command::Prepare => prepare(g),
+        Command::Hook {
+            hook: Hook::SessionStart,
+        } => session_start(g),
+    }
+}
+
+fn memorize(g: &Global, args: MemorizeArgs) -> Result<ExitCode> {
+    let content = text_arg(&args.content, "content")?;
+    let mut session = g.open()?;
+    let scope = if args.level.personal || args.level.org {
+        session.scope.truncated(args.level.org)
+    } else {
+        session.scope.clone()
+    };
+    let r = session.memorize(&api::MemorizeRequest {
+        content,
+        source: args.source,
+        scope,
+    })?;
+    print(g, &r, render::memorize)?;
+    Ok(exit_for(r.effect))
+}
+
+fn recall(g: &Global, args: RecallArgs) -> Result<ExitCode> {
+    let query = text_arg(&args.query, "query")?;
+    let mut session = g.open()?;
+    let r = session.recall(&api::RecallRequest {
+        query,
+        max_results: Some(args.max_results),
+        include_negated: Some(args.include_negated),
+        scope: session.scope.clone(),
+        remote: Some(args.remote),
+        explain: Some(args.explain),
+    })?;
+    print(g, &r, render::recall)?;
+    Ok(refused_if(r.reason.is_some()))
+}
+
+fn correct(g: &Global, args: CorrectArgs) -> Result<ExitCode> {
+    let mut session = g.open()?;
+    let r = session.correct(&api::CorrectRequest {
+        target_atom: args.atom_id,
+        action: args.action,
+        reason: args.reason,
+        new_content: args.new_content,
+        scope: session.scope.clone(),
+        by: None,
+    })?;
+    print(g, &r, render::correct)?;
+    Ok(exit_for(r.effect))
+}
+
+fn govern(g: &Global, args: GovernArgs) -> Result<ExitCode> {
+    let mut session = g.open()?;
+    let r = session.govern(&api::GovernRequest {
+        target_atom: args.atom_id,
+        action: args.action,
+        reason: args.reason,
+        lesson_content: args.lesson_content,
+        scope: session.scope.clone(),
+        by: None,
+    })?;
+    print(g, &r, render::govern)?;
+    Ok(exit_for(r.effect))
+}
+
+fn handoff(g: &Global, args: HandoffArgs) -> Result<ExitCode> {
+    let summary = text_arg(&args.summary, "summary")?;
+    let mut session = g.open()?;
+    let r = session.handoff(&api::HandoffRequest {
+        summary,
+        source: args.source,
+        scope: session.scope.clone(),
+    })?;
+    print(g, &r, render::handoff)?;
+    Ok(exit_for(r.effect))
+}
+
+fn history(g: &Global, atom_id: String) -> Result<ExitCode> {
+    let mut session = g.open()?;
+    let r = session.history(&api::HistoryRequest {
+        atom_id,
+        scope: session.scope.clone(),
+        remote: None,
+    })?;
+    print(g, &r, render::history)?;
+    Ok(refused_if(r.reason.is_some()))
+}
+
+fn stats(g: &Global, all: bool) -> Result<ExitCode> {
+    let mut session = g.open()?;
+    let filter = filter(&session, all);
+    let r = session.stats(&filter)?;
+    print(g, &r, render::stats)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn brief(g: &Global, budget: Option<u32>) -> Result<ExitCode> {
+    let mut session = g.open()?;
+    let r = session.brief(&api::BriefRequest {
+        scope: session.scope.clone(),
+        remote: None,
+        budget_chars: budget,
+    })?;
+    print(g, &r, |b| b.text.trim_end().to_owned())?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn export(g: &Global, all: bool, output: Option<PathBuf>) -> Result<ExitCode> {
+    let mut session = g.open()?;
+    let filter = filter(&session, all);
+    let text = session.export(&filter)?;
+    let Some(path) = output else {
+        io::stdout().lock().write_all(text.as_bytes())?;
+        return Ok(ExitCode::SUCCESS);
+    };
+    let lines = text.lines().count();
+    write_atomically(&path, text.as_bytes())?;
+    let summary = serde_json::json!({ "lines": lines, "output": path.display().to_string() });
+    print(g, &summary, |_| {
+        format!("exported {lines} lines to {}", path.display())
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn import(g: &Global, file: &Path) -> Result<ExitCode> {
+    let text = if file.as_os_str() == "-" {
+        read_stdin()?
+    } else {
+        std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?
+    };
+    let mut session = g.open()?;
+    let r = session.import(&text)?;
+    print(g, &r, render::import)?;
+    Ok(refused_if(r.reason.is_some()))
+}
+
+fn prepare(g: &Global) -> Result<ExitCode> {
+    let Some(model) = locate::model_dir(g.model.as_deref()) else {
+        bail!("no embedding model (run scripts/model/fetch.sh, or pass --model DIR)");
+    };
+    let cache = default_cache_dir().context("no cache directory (set HMG_CACHE_DIR)")?;
+    if Runtime::for_model(Some(&cache), Some(&model))?.preloaded {
+        let out = serde_json::json!({ "prepared": false, "reason": "already prepared" });
+        print(g, &out, |_| "already prepared for this model".into())?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let started = std::time::Instant::now();
+    let (path, fingerprint) = Runtime::prepare(&cache, &model)?;
+    let seconds = started.elapsed().as_secs_f64();
+    let out = serde_json::json!({
+        "prepared": true,
+        "model": fingerprint,
+        "artifact": path,
+        "seconds": seconds,
+    });
+    print(g, &out, |_| {
+        format!(
+            "prepared {fingerprint} in {seconds:.1} s → {}",
+            path.display()
+        )
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn session_start(g: &Global) -> Result<ExitCode> {
+    let mut session = g.open()?;
+    let brief = session.brief(&api::BriefRequest {
+        scope: session.scope.clone(),
+        remote: None,
+        budget_chars: None,
+    })?;
+    let out = serde_json::json!({
+        "hookSpecificOutput": { "hookEventName": "SessionStart", "additionalContext": brief.text }
+    });
+    writeln!(io::stdout().lock(), "{out}")?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `--all`: the whole store; otherwise what the session's scope sees.
+fn filter(session: &Session, all: bool) -> api::StoreFilter {
+    if all {
+        api::StoreFilter::WholeStore
+    } else {
+        session.visible()
+    }
+}
+
 fn text_arg(words: &[String], what: &str) -> Result<String> {
     if words.len() == 1 && words[0] == "-" || words.is_empty() && !io::stdin().is_terminal() {
-        let mut text = String::new();
-        io::stdin()
-            .read_to_string(&mut text)
-            .context("cannot read stdin")?;
-        return Ok(text);
+        return read_stdin();
     }
     if words.is_empty() {
         bail!("missing {what} (pass it as arguments, or '-' to read stdin)");
@@ -210,251 +459,37 @@ fn text_arg(words: &[String], what: &str) -> Result<String> {
     Ok(words.join(" "))
 }
 
-fn open(global: &Global) -> Result<Session> {
-    let store = locate::store_dir(global.store.as_deref());
-    let tenant = global
-        .tenant
-        .clone()
-        .unwrap_or_else(|| locate::tenant(&store));
-    let cwd = std::env::current_dir().context("cannot read the working directory")?;
-    let mut scope = locate::infer_scope(&cwd, tenant.clone());
-    for (slot, flag) in [
-        (&mut scope.workspace, &global.workspace),
-        (&mut scope.repository, &global.repository),
-        (&mut scope.branch, &global.branch),
-    ] {
-        if flag.is_some() {
-            slot.clone_from(flag);
-        }
-    }
-    scope.session.clone_from(&global.session);
-    let model_dir = locate::model_dir(global.model.as_deref());
-    let runtime = Runtime::for_model(default_cache_dir().as_deref(), model_dir.as_deref())?;
-    if model_dir.is_some()
-        && !runtime.preloaded
-        && std::env::var_os("HMG_REQUIRE_PRELOADED").is_some()
-    {
-        bail!(
-            "HMG_REQUIRE_PRELOADED is set but no pre-initialised engine matches this model (run `hmg prepare`)"
-        );
-    }
-    let config = api::StoreConfig {
-        model_dir,
-        ..api::StoreConfig::default()
-    };
-    runtime
-        .open(&store, &config, scope, &tenant)
-        .with_context(|| format!("store {}", store.display()))
+fn read_stdin() -> Result<String> {
+    let mut text = String::new();
+    io::stdin()
+        .read_to_string(&mut text)
+        .context("cannot read stdin")?;
+    Ok(text)
 }
 
-fn print<T: Serialize>(json: bool, value: &T, human: impl FnOnce(&T) -> String) -> Result<()> {
-    if json {
-        println!("{}", serde_json::to_string(value)?);
+/// The result as one JSON line (`--json`) or as text.
+fn print<T: Serialize>(g: &Global, value: &T, human: impl FnOnce(&T) -> String) -> Result<()> {
+    let mut out = io::stdout().lock();
+    if g.json {
+        writeln!(out, "{}", serde_json::to_string(value)?)?;
     } else {
         let text = human(value);
         if !text.is_empty() {
-            println!("{text}");
+            writeln!(out, "{text}")?;
         }
     }
     Ok(())
 }
 
 fn exit_for(effect: Effect) -> ExitCode {
-    if effect == Effect::Rejected {
+    refused_if(effect == Effect::Rejected)
+}
+
+fn refused_if(refused: bool) -> ExitCode {
+    if refused {
         ExitCode::from(REFUSED)
     } else {
         ExitCode::SUCCESS
-    }
-}
-
-fn run(cli: Cli) -> Result<ExitCode> {
-    let json = cli.global.json;
-    match cli.command {
-        Command::Memorize {
-            content,
-            source,
-            level,
-        } => {
-            let content = text_arg(&content, "content")?;
-            let mut session = open(&cli.global)?;
-            let scope = (level.personal || level.org).then(|| session.scope.truncated(level.org));
-            let r = session.memorize(&api::MemorizeRequest {
-                content,
-                source,
-                scope,
-            })?;
-            print(json, &r, render::memorize)?;
-            Ok(exit_for(r.effect))
-        }
-        Command::Recall {
-            query,
-            max_results,
-            include_negated,
-            explain,
-            remote,
-        } => {
-            let query = text_arg(&query, "query")?;
-            let mut session = open(&cli.global)?;
-            let req = api::RecallRequest {
-                query,
-                max_results: Some(max_results),
-                include_negated: Some(include_negated),
-                scope: None,
-                remote: Some(remote),
-                explain: Some(explain),
-            };
-            let r = session.recall(&req)?;
-            print(json, &r, render::recall)?;
-            Ok(if r.reason.is_some() {
-                ExitCode::from(REFUSED)
-            } else {
-                ExitCode::SUCCESS
-            })
-        }
-        Command::Correct {
-            atom_id,
-            action,
-            reason,
-            new_content,
-        } => {
-            let mut session = open(&cli.global)?;
-            let r = session.correct(&api::CorrectRequest {
-                target_atom: atom_id,
-                action,
-                reason,
-                new_content,
-                scope: None,
-            })?;
-            print(json, &r, render::correct)?;
-            Ok(exit_for(r.effect))
-        }
-        Command::Govern {
-            atom_id,
-            action,
-            reason,
-            lesson_content,
-        } => {
-            let mut session = open(&cli.global)?;
-            let r = session.govern(&api::GovernRequest {
-                target_atom: atom_id,
-                action,
-                reason,
-                lesson_content,
-                scope: None,
-            })?;
-            print(json, &r, render::govern)?;
-            Ok(exit_for(r.effect))
-        }
-        Command::Handoff { summary, source } => {
-            let summary = text_arg(&summary, "summary")?;
-            let mut session = open(&cli.global)?;
-            let r = session.handoff(&api::HandoffRequest {
-                summary,
-                source,
-                scope: None,
-            })?;
-            print(json, &r, render::handoff)?;
-            Ok(exit_for(r.effect))
-        }
-        Command::History { atom_id } => {
-            let mut session = open(&cli.global)?;
-            let r = session.history(&atom_id)?;
-            print(json, &r, render::history)?;
-            Ok(if r.reason.is_some() {
-                ExitCode::from(REFUSED)
-            } else {
-                ExitCode::SUCCESS
-            })
-        }
-        Command::Stats { all } => {
-            let mut session = open(&cli.global)?;
-            let scope = (!all).then(|| session.scope.clone());
-            let r = session.stats(scope.as_ref())?;
-            print(json, &r, render::stats)?;
-            Ok(ExitCode::SUCCESS)
-        }
-        Command::Brief { budget } => {
-            let mut session = open(&cli.global)?;
-            let r = session.brief(budget, false)?;
-            print(json, &r, |b| b.text.trim_end().to_owned())?;
-            Ok(ExitCode::SUCCESS)
-        }
-        Command::Export { scoped, output } => {
-            let mut session = open(&cli.global)?;
-            let scope = scoped.then(|| session.scope.clone());
-            let text = session.export(scope.as_ref())?;
-            let lines = text.lines().count();
-            match output {
-                Some(path) => {
-                    write_atomically(&path, text.as_bytes())?;
-                    let summary =
-                        serde_json::json!({ "lines": lines, "output": path.display().to_string() });
-                    print(json, &summary, |_| {
-                        format!("exported {lines} lines to {}", path.display())
-                    })?;
-                }
-                None => print!("{text}"),
-            }
-            Ok(ExitCode::SUCCESS)
-        }
-        Command::Import { file } => {
-            let text = if file.as_os_str() == "-" {
-                let mut text = String::new();
-                io::stdin()
-                    .read_to_string(&mut text)
-                    .context("cannot read stdin")?;
-                text
-            } else {
-                std::fs::read_to_string(&file)
-                    .with_context(|| format!("cannot read {}", file.display()))?
-            };
-            let mut session = open(&cli.global)?;
-            let r = session.import(&text)?;
-            print(json, &r, render::import)?;
-            Ok(if r.reason.is_some() {
-                ExitCode::from(REFUSED)
-            } else {
-                ExitCode::SUCCESS
-            })
-        }
-        Command::Prepare => {
-            let Some(model) = locate::model_dir(cli.global.model.as_deref()) else {
-                bail!("no embedding model (run scripts/model/fetch.sh, or pass --model DIR)");
-            };
-            let cache = default_cache_dir().context("no cache directory (set HMG_CACHE_DIR)")?;
-            if Runtime::for_model(Some(&cache), Some(&model))?.preloaded {
-                let out = serde_json::json!({ "prepared": false, "reason": "already prepared" });
-                print(json, &out, |_| "already prepared for this model".into())?;
-                return Ok(ExitCode::SUCCESS);
-            }
-            let started = std::time::Instant::now();
-            let (path, fingerprint) = Runtime::prepare(&cache, &model)?;
-            let seconds = started.elapsed().as_secs_f64();
-            let out = serde_json::json!({
-                "prepared": true,
-                "model": fingerprint,
-                "artifact": path,
-                "seconds": seconds,
-            });
-            print(json, &out, |_| {
-                format!(
-                    "prepared {fingerprint} in {seconds:.1} s → {}",
-                    path.display()
-                )
-            })?;
-            Ok(ExitCode::SUCCESS)
-        }
-        Command::Hook {
-            hook: Hook::SessionStart,
-        } => {
-            let mut session = open(&cli.global)?;
-            let brief = session.brief(None, false)?;
-            let out = serde_json::json!({
-                "hookSpecificOutput": { "hookEventName": "SessionStart", "additionalContext": brief.text }
-            });
-            println!("{out}");
-            Ok(ExitCode::SUCCESS)
-        }
     }
 }
 

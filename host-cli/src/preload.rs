@@ -22,11 +22,10 @@ use std::task::{Context, Poll, Waker};
 use anyhow::{Context as _, Result, anyhow};
 use wasmtime::component::{Component, Instance, Lift, Linker, WasmList};
 use wasmtime::{Engine, Store};
-use wasmtime_wasi::{FsPerms, ResourceTable, WasiCtxBuilder};
 use wasmtime_wizer::{ComponentInstanceState, Wizer};
 
-use crate::component::{Bindings, GUEST_MODEL};
-use crate::runtime::Ctx;
+use crate::component;
+use crate::engine::{Ctx, GUEST_MODEL};
 
 /// Where the pre-initialised engine for this component, engine and model lives.
 pub fn artifact_path(
@@ -79,31 +78,11 @@ pub fn prepare(
         .map_err(|e| anyhow!("cannot instrument the engine: {e}"))?;
     let instrumented = Component::new(engine, &instrumented)
         .map_err(|e| anyhow!("cannot compile the instrumented engine: {e}"))?;
-    let mut wasi = WasiCtxBuilder::new();
-    wasi.allow_blocking_current_thread(true)
-        .inherit_stderr()
-        .preopened_dir(model_dir, GUEST_MODEL, FsPerms::ReadOnly)
-        .map_err(|e| {
-            anyhow!(
-                "cannot grant the model {} to the engine: {e}",
-                model_dir.display()
-            )
-        })?;
-    let mut store = Store::new(
-        engine,
-        Ctx {
-            wasi: wasi.build(),
-            table: ResourceTable::new(),
-        },
-    );
+    let mut store = Store::new(engine, Ctx::granting(None, Some(model_dir))?);
     let instance = linker
         .instantiate(&mut store, &instrumented)
         .map_err(|e| anyhow!("cannot instantiate the engine: {e}"))?;
-    let bindings = Bindings::new(&mut store, &instance).map_err(|e| anyhow!("{e}"))?;
-    let fingerprint = bindings
-        .call_preload(&mut store, GUEST_MODEL)
-        .map_err(|e| anyhow!("the engine failed while loading the model: {e}"))?
-        .map_err(|e| anyhow!("cannot load the model: {e}"))?;
+    let fingerprint = component::preload(&mut store, &instance, GUEST_MODEL)?;
     // The snapshot copies whole linear memories out of the instance.
     store.set_hostcall_fuel(usize::MAX);
     let snapshot = block_on(wizer.snapshot_component(

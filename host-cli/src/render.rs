@@ -1,17 +1,7 @@
 //! Human-readable text for every result: the CLI's default output and the
 //! text block beside MCP's structured content.
 
-use serde::Serialize;
-
 use crate::api::{self, Effect};
-
-/// The JSON name of an enum value (`no_op`, `confirm_actual`…).
-pub fn label<T: Serialize>(value: &T) -> String {
-    serde_json::to_value(value)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_owned))
-        .unwrap_or_default()
-}
 
 pub fn effect_line(effect: Effect, id: Option<&str>, reason: Option<&str>) -> String {
     match (effect, id, reason) {
@@ -90,10 +80,10 @@ pub fn recall(r: &api::RecallResult) -> String {
             a.atom_id,
             a.created_at.get(..10).unwrap_or(&a.created_at),
             a.source,
-            label(&a.kind),
-            label(&a.epistemic)
+            a.kind.as_str(),
+            a.epistemic.as_str()
         ));
-        for s in &a.explain {
+        for s in a.explain.iter().flatten() {
             out.push(format!(
                 "      {:<12} value {:.3}  contribution {:.3}",
                 s.name, s.value, s.contribution
@@ -111,10 +101,10 @@ pub fn history(r: &api::HistoryResult) -> String {
         format!("{}  {}", current.atom_id, current.content),
         format!(
             "  {} · {} · {} · {} · source {} · scope {}",
-            label(&current.kind),
-            label(&current.epistemic),
-            label(&current.polarity),
-            label(&current.exposure_state),
+            current.kind.as_str(),
+            current.epistemic.as_str(),
+            current.polarity.as_str(),
+            current.exposure_state.as_str(),
             current.source,
             current.scope.display()
         ),
@@ -138,7 +128,7 @@ pub fn history(r: &api::HistoryResult) -> String {
     for c in &r.corrections {
         out.push(format!(
             "  correction {} ({}) at {} by {}: {}",
-            label(&c.action),
+            c.action.as_str(),
             c.change,
             c.at,
             c.by,
@@ -148,8 +138,8 @@ pub fn history(r: &api::HistoryResult) -> String {
     for e in &r.exposure_history {
         out.push(format!(
             "  exposure {} -> {} at {} by {}: {}",
-            label(&e.from),
-            label(&e.to),
+            e.from.as_str(),
+            e.to.as_str(),
             e.at,
             e.by,
             e.reason

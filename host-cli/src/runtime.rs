@@ -1,40 +1,30 @@
 //! [`Runtime`]: wasmtime with the embedded engine component, compiled once
 //! and cached; [`Session`]: one open store, every call made under the store's
-//! lock file so that several processes can share it.
+//! lock file so that several processes can share it; [`open_session`]: the
+//! one way both native hosts open a session from flags and environment.
+//!
+//! The operations themselves (`Session::memorize`, …) are in
+//! `component.rs`, the only file that sees the generated bindings.
 
 use std::fs::{self, File, OpenOptions};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use anyhow::{Context, Result, anyhow, bail};
-use wasmtime::component::{Component, Linker, ResourceAny};
-use wasmtime::{Config, Engine, Store};
-use wasmtime_wasi::{FsPerms, ResourceTable, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
+use anyhow::{Context, Result, bail};
+use wasmtime::component::Component;
+use wasmtime::component::Linker;
+use wasmtime::{Engine, Store};
 
 use crate::api;
-use crate::component::{self as c, Bindings};
+use crate::component::Instance;
+use crate::engine::{self, Ctx};
+use crate::locate;
 use crate::preload;
 
 /// The engine component built for this host (see build.rs).
 static COMPONENT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/engine.wasm"));
 const COMPONENT_HASH: &str = env!("HMG_COMPONENT_HASH");
-/// Where the component sees the store directory.
-const GUEST_STORE: &str = "/store";
 const LOCK_FILE: &str = "LOCK";
-
-pub struct Ctx {
-    pub(crate) wasi: WasiCtx,
-    pub(crate) table: ResourceTable,
-}
-
-impl WasiView for Ctx {
-    fn ctx(&mut self) -> WasiCtxView<'_> {
-        WasiCtxView {
-            ctx: &mut self.wasi,
-            table: &mut self.table,
-        }
-    }
-}
 
 /// The compiled engine, shareable between sessions and threads.
 #[derive(Clone)]
@@ -46,24 +36,17 @@ pub struct Runtime {
     pub preloaded: bool,
 }
 
-/// Where compiled code is cached: `$HMG_CACHE_DIR`, else the user cache dir.
-pub fn default_cache_dir() -> Option<PathBuf> {
-    if let Some(dir) = std::env::var_os("HMG_CACHE_DIR") {
-        return Some(PathBuf::from(dir));
+fn embedded() -> Result<&'static [u8]> {
+    if COMPONENT.is_empty() {
+        bail!("this hmg was built without the engine component; build with ./setup.sh");
     }
-    let base = std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
-    Some(base.join("hmg"))
+    Ok(COMPONENT)
 }
 
 impl Runtime {
     /// The embedded component, with compiled code cached in `cache_dir`.
     pub fn new(cache_dir: Option<&Path>) -> Result<Runtime> {
-        if COMPONENT.is_empty() {
-            bail!("this hmg was built without the engine component; build with ./setup.sh");
-        }
-        Runtime::from_component(COMPONENT, COMPONENT_HASH, cache_dir)
+        Runtime::from_component(embedded()?, COMPONENT_HASH, cache_dir)
     }
 
     /// The embedded component, pre-initialised with the model in
@@ -71,9 +54,9 @@ impl Runtime {
     /// otherwise as [`Runtime::new`].
     pub fn for_model(cache_dir: Option<&Path>, model_dir: Option<&Path>) -> Result<Runtime> {
         if let (Some(cache), Some(model)) = (cache_dir, model_dir) {
-            let (engine, linker) = engine_and_linker()?;
+            let (engine, linker) = engine::engine_and_linker()?;
             let path = preload::artifact_path(&engine, COMPONENT_HASH, cache, model);
-            if let Some(component) = load_cached(&engine, &path) {
+            if let Some(component) = engine::load_cached(&engine, &path) {
                 return Ok(Runtime {
                     engine,
                     component,
@@ -89,18 +72,16 @@ impl Runtime {
     /// `model_dir` (tens of seconds, once per component and model); returns
     /// where it went and the model's fingerprint.
     pub fn prepare(cache_dir: &Path, model_dir: &Path) -> Result<(PathBuf, String)> {
-        if COMPONENT.is_empty() {
-            bail!("this hmg was built without the engine component; build with ./setup.sh");
-        }
-        let (engine, linker) = engine_and_linker()?;
+        let component = embedded()?;
+        let (engine, linker) = engine::engine_and_linker()?;
         let path = preload::artifact_path(&engine, COMPONENT_HASH, cache_dir, model_dir);
-        let fingerprint = preload::prepare(&engine, &linker, COMPONENT, model_dir, &path)?;
+        let fingerprint = preload::prepare(&engine, &linker, component, model_dir, &path)?;
         Ok((path, fingerprint))
     }
 
     pub fn from_component(bytes: &[u8], hash: &str, cache_dir: Option<&Path>) -> Result<Runtime> {
-        let (engine, linker) = engine_and_linker()?;
-        let component = load_component(&engine, bytes, hash, cache_dir)?;
+        let (engine, linker) = engine::engine_and_linker()?;
+        let component = engine::load_component(&engine, bytes, hash, cache_dir)?;
         Ok(Runtime {
             engine,
             component,
@@ -110,10 +91,12 @@ impl Runtime {
     }
 
     /// Opens the store in `dir` (created if missing), granting the component
-    /// that directory and nothing else.
+    /// that directory and, read-only, the embedding model's directory
+    /// `model` (none: keyword-only recall), and nothing else.
     pub fn open(
         &self,
         dir: &Path,
+        model: Option<&Path>,
         config: &api::StoreConfig,
         scope: api::Scope,
         by: &str,
@@ -126,265 +109,58 @@ impl Runtime {
             .write(true)
             .open(dir.join(LOCK_FILE))
             .with_context(|| format!("cannot open the lock file in {}", dir.display()))?;
-        let mut wasi = WasiCtxBuilder::new();
-        wasi.allow_blocking_current_thread(true)
-            .inherit_stderr()
-            .preopened_dir(dir, GUEST_STORE, FsPerms::ReadWrite)
-            .map_err(|e| anyhow!("cannot grant {} to the engine: {e}", dir.display()))?;
-        if let Some(model) = &config.model_dir {
-            wasi.preopened_dir(model, c::GUEST_MODEL, FsPerms::ReadOnly)
-                .map_err(|e| {
-                    anyhow!(
-                        "cannot grant the model {} to the engine: {e}",
-                        model.display()
-                    )
-                })?;
-        }
-        let wasi = wasi.build();
-        let mut store = Store::new(
-            &self.engine,
-            Ctx {
-                wasi,
-                table: ResourceTable::new(),
-            },
-        );
-        let bindings = Bindings::instantiate(&mut store, &self.component, &self.linker)
-            .map_err(|e| anyhow!("{e}"))?;
+        let mut store = Store::new(&self.engine, Ctx::granting(Some(dir), model)?);
+        let instance = Instance::new(&mut store, &self.component, &self.linker)?;
         let mut session = Session {
             store,
-            bindings,
-            handle: None,
+            instance,
             lock,
             scope,
             by: by.to_owned(),
         };
-        let wit_config = c::config(config);
-        let handle = session.locked(|store, b| {
-            b.hmg_memory_memory()
-                .store()
-                .call_open(store, GUEST_STORE, &wit_config)
-        })?;
-        session.handle = Some(handle);
+        let config = api::StoreConfig {
+            model_dir: model.map(|_| engine::GUEST_MODEL.to_owned()),
+            ..config.clone()
+        };
+        session.locked(|store, instance| instance.open(store, engine::GUEST_STORE, config))?;
         Ok(session)
     }
-}
-
-fn engine_and_linker() -> Result<(Engine, Linker<Ctx>)> {
-    let mut config = Config::new();
-    config.wasm_component_model(true);
-    let engine = Engine::new(&config).map_err(|e| anyhow!("{e}"))?;
-    let mut linker = Linker::new(&engine);
-    wasmtime_wasi::p2::add_to_linker_sync(&mut linker).map_err(|e| anyhow!("{e}"))?;
-    Ok((engine, linker))
-}
-
-/// A compiled engine from the cache, if there is a usable one at `path`
-/// (an unusable file is removed so that it gets rebuilt).
-fn load_cached(engine: &Engine, path: &Path) -> Option<Component> {
-    if !path.exists() {
-        return None;
-    }
-    // SAFETY: the file is our own cache entry, written by
-    // `precompile_component` for this exact component, engine configuration
-    // (and, for a pre-initialised engine, model) — all in its name; a stale
-    // or foreign file fails to deserialize and is removed.
-    #[allow(unsafe_code)]
-    match unsafe { Component::deserialize_file(engine, path) } {
-        Ok(component) => Some(component),
-        Err(_) => {
-            let _ = fs::remove_file(path);
-            None
-        }
-    }
-}
-
-fn load_component(
-    engine: &Engine,
-    bytes: &[u8],
-    hash: &str,
-    cache_dir: Option<&Path>,
-) -> Result<Component> {
-    let Some(dir) = cache_dir else {
-        return Component::new(engine, bytes)
-            .map_err(|e| anyhow!("cannot compile the engine: {e}"));
-    };
-    use std::hash::{DefaultHasher, Hash, Hasher};
-    let mut h = DefaultHasher::new();
-    engine.precompile_compatibility_hash().hash(&mut h);
-    let path = dir.join(format!("engine-{hash}-{:016x}.cwasm", h.finish()));
-    if let Some(component) = load_cached(engine, &path) {
-        return Ok(component);
-    }
-    let compiled = engine
-        .precompile_component(bytes)
-        .map_err(|e| anyhow!("cannot compile the engine: {e}"))?;
-    if fs::create_dir_all(dir).is_ok() {
-        let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-        if fs::write(&tmp, &compiled).is_ok() {
-            let _ = fs::rename(&tmp, &path);
-        }
-    }
-    // SAFETY: `compiled` was produced just now by this engine.
-    #[allow(unsafe_code)]
-    unsafe { Component::deserialize(engine, &compiled) }
-        .map_err(|e| anyhow!("cannot load the compiled engine: {e}"))
 }
 
 /// An open store. Each call takes the store's lock file exclusively, so
 /// calls from several processes are serialised; the engine catches up with
 /// the others' writes at the start of each call.
 pub struct Session {
-    store: Store<Ctx>,
-    bindings: Bindings,
-    handle: Option<ResourceAny>,
+    pub(crate) store: Store<Ctx>,
+    pub(crate) instance: Instance,
     lock: File,
-    /// The scope used when a request names none.
+    /// The caller's scope: requests are made from it.
     pub scope: api::Scope,
-    /// The actor recorded in audit records.
+    /// The actor recorded in audit records when a request names none.
     pub by: String,
 }
 
-type Guest<'a> = &'a Bindings;
-
 impl Session {
-    fn locked<T>(
+    /// Runs one engine call under the store's lock.
+    pub(crate) fn locked<T>(
         &mut self,
-        call: impl FnOnce(&mut Store<Ctx>, Guest<'_>) -> wasmtime::Result<Result<T, c::wit::Error>>,
+        call: impl FnOnce(&mut Store<Ctx>, &mut Instance) -> Result<T>,
     ) -> Result<T> {
         lock_exclusive(&self.lock)?;
-        let outcome = call(&mut self.store, &self.bindings);
+        let outcome = call(&mut self.store, &mut self.instance);
         let _ = self.lock.unlock();
-        match outcome {
-            Ok(Ok(value)) => Ok(value),
-            Ok(Err(e)) => Err(c::error(e)),
-            Err(trap) => Err(anyhow!("the engine failed: {trap}")),
-        }
+        outcome
     }
 
-    fn handle(&self) -> ResourceAny {
-        self.handle.expect("a session always has an open store")
-    }
-
-    fn scope_or_default(&self, scope: Option<&api::Scope>) -> c::wit::Scope {
-        c::scope(scope.unwrap_or(&self.scope))
-    }
-
-    pub fn memorize(&mut self, req: &api::MemorizeRequest) -> Result<api::MemorizeResult> {
-        let wit = c::wit::MemorizeRequest {
-            content: req.content.clone(),
-            source: req.source.clone(),
-            scope: self.scope_or_default(req.scope.as_ref()),
-        };
-        let h = self.handle();
-        self.locked(|s, b| b.hmg_memory_memory().store().call_memorize(s, h, &wit))
-            .map(c::memorize_result)
-    }
-
-    pub fn recall(&mut self, req: &api::RecallRequest) -> Result<api::RecallResult> {
-        let wit = c::wit::RecallRequest {
-            query: req.query.clone(),
-            max_results: req.max_results,
-            include_negated: req.include_negated,
-            scope: self.scope_or_default(req.scope.as_ref()),
-            remote: req.remote,
-            explain: req.explain,
-        };
-        let h = self.handle();
-        self.locked(|s, b| b.hmg_memory_memory().store().call_recall(s, h, &wit))
-            .map(c::recall_result)
-    }
-
-    pub fn correct(&mut self, req: &api::CorrectRequest) -> Result<api::CorrectResult> {
-        let wit = c::wit::CorrectRequest {
-            target_atom: req.target_atom.clone(),
-            action: c::correct_action(req.action),
-            reason: req.reason.clone(),
-            new_content: req.new_content.clone(),
-            scope: self.scope_or_default(req.scope.as_ref()),
-            by: Some(self.by.clone()),
-        };
-        let h = self.handle();
-        self.locked(|s, b| b.hmg_memory_memory().store().call_correct(s, h, &wit))
-            .map(c::correct_result)
-    }
-
-    pub fn govern(&mut self, req: &api::GovernRequest) -> Result<api::GovernResult> {
-        let wit = c::wit::GovernRequest {
-            target_atom: req.target_atom.clone(),
-            action: c::govern_action(req.action),
-            reason: req.reason.clone(),
-            lesson_content: req.lesson_content.clone(),
-            scope: self.scope_or_default(req.scope.as_ref()),
-            by: Some(self.by.clone()),
-        };
-        let h = self.handle();
-        self.locked(|s, b| b.hmg_memory_memory().store().call_govern(s, h, &wit))
-            .map(c::govern_result)
-    }
-
-    pub fn handoff(&mut self, req: &api::HandoffRequest) -> Result<api::HandoffResult> {
-        let wit = c::wit::HandoffRequest {
-            summary: req.summary.clone(),
-            source: req.source.clone(),
-            scope: self.scope_or_default(req.scope.as_ref()),
-        };
-        let h = self.handle();
-        self.locked(|s, b| b.hmg_memory_memory().store().call_handoff(s, h, &wit))
-            .map(c::handoff_result)
-    }
-
-    pub fn history(&mut self, atom_id: &str) -> Result<api::HistoryResult> {
-        let wit = c::wit::HistoryRequest {
-            atom_id: atom_id.to_owned(),
-            scope: c::scope(&self.scope),
-            remote: None,
-        };
-        let h = self.handle();
-        self.locked(|s, b| b.hmg_memory_memory().store().call_history(s, h, &wit))
-            .map(c::history_result)
-    }
-
-    /// Statistics of the whole store, or of what `scope` sees.
-    pub fn stats(&mut self, scope: Option<&api::Scope>) -> Result<api::StoreStats> {
-        let wit = scope.map(c::scope);
-        let h = self.handle();
-        self.locked(|s, b| b.hmg_memory_memory().store().call_stats(s, h, wit.as_ref()))
-            .map(c::stats)
-    }
-
-    pub fn brief(&mut self, budget_chars: Option<u32>, remote: bool) -> Result<api::BriefResult> {
-        let wit = c::wit::BriefRequest {
-            scope: c::scope(&self.scope),
-            remote: Some(remote),
-            budget_chars,
-        };
-        let h = self.handle();
-        self.locked(|s, b| b.hmg_memory_memory().store().call_brief(s, h, &wit))
-            .map(c::brief_result)
-    }
-
-    pub fn export(&mut self, scope: Option<&api::Scope>) -> Result<String> {
-        let wit = scope.map(c::scope);
-        let h = self.handle();
-        self.locked(|s, b| {
-            b.hmg_memory_memory()
-                .store()
-                .call_export(s, h, wit.as_ref())
-        })
-    }
-
-    pub fn import(&mut self, jsonl: &str) -> Result<api::ImportResult> {
-        let h = self.handle();
-        self.locked(|s, b| b.hmg_memory_memory().store().call_import(s, h, jsonl))
-            .map(c::import_result)
+    /// What `stats` and `export` cover by default: what this session sees.
+    pub fn visible(&self) -> api::StoreFilter {
+        api::StoreFilter::VisibleFrom(self.scope.clone())
     }
 }
 
 impl Drop for Session {
     fn drop(&mut self) {
-        if let Some(handle) = self.handle.take() {
-            let _ = handle.resource_drop(&mut self.store);
-        }
+        self.instance.close(&mut self.store);
     }
 }
 
@@ -403,4 +179,65 @@ fn lock_exclusive(lock: &File) -> Result<()> {
             Err(std::fs::TryLockError::Error(e)) => return Err(e).context("cannot lock the store"),
         }
     }
+}
+
+/// How a native host asks for a session: flags, each falling back to the
+/// environment and inference (see [`locate`]).
+#[derive(Clone, Debug, Default)]
+pub struct SessionOptions {
+    /// `--store`, else `$HMG_STORE`, else the user data dir.
+    pub store: Option<PathBuf>,
+    /// `--model`, else `$HMG_MODEL`, else the cached default; `none`: keyword-only.
+    pub model: Option<PathBuf>,
+    /// `--tenant`, else `$HMG_TENANT`, the store's config.json, the login name.
+    pub tenant: Option<String>,
+    /// Override the workspace / repository / branch inferred from git.
+    pub workspace: Option<String>,
+    pub repository: Option<String>,
+    pub branch: Option<String>,
+    pub session: Option<String>,
+    /// The actor recorded in audit records (default: the tenant).
+    pub by: Option<String>,
+}
+
+/// Opens the session both native hosts use: the store directory and scope
+/// from flags, environment and the working directory, the embedding model
+/// (the pre-initialised engine when `hmg prepare` made one for it).
+/// `HMG_REQUIRE_PRELOADED` makes a missing pre-initialised engine an error.
+pub fn open_session(options: &SessionOptions) -> Result<Session> {
+    let store = locate::store_dir(options.store.as_deref());
+    let tenant = match &options.tenant {
+        Some(t) => t.clone(),
+        None => locate::tenant(&store),
+    };
+    let cwd = std::env::current_dir().context("cannot read the working directory")?;
+    let mut scope = locate::infer_scope(&cwd, tenant.clone());
+    for (slot, flag) in [
+        (&mut scope.workspace, &options.workspace),
+        (&mut scope.repository, &options.repository),
+        (&mut scope.branch, &options.branch),
+    ] {
+        if flag.is_some() {
+            slot.clone_from(flag);
+        }
+    }
+    scope.session.clone_from(&options.session);
+    let model = locate::model_dir(options.model.as_deref());
+    let runtime = Runtime::for_model(engine::default_cache_dir().as_deref(), model.as_deref())?;
+    if model.is_some() && !runtime.preloaded && std::env::var_os("HMG_REQUIRE_PRELOADED").is_some()
+    {
+        bail!(
+            "HMG_REQUIRE_PRELOADED is set but no pre-initialised engine matches this model (run `hmg prepare`)"
+        );
+    }
+    let by = options.by.clone().unwrap_or(tenant);
+    runtime
+        .open(
+            &store,
+            model.as_deref(),
+            &api::StoreConfig::default(),
+            scope,
+            &by,
+        )
+        .with_context(|| format!("store {}", store.display()))
 }

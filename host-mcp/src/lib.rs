@@ -173,33 +173,39 @@ impl HmgServer {
         &self,
         Parameters(input): Parameters<MemorizeInput>,
     ) -> Result<CallToolResult, McpError> {
-        let req = api::MemorizeRequest {
-            content: input.content,
-            source: input.source,
-            scope: None,
-        };
-        let r = self.call(move |s| s.memorize(&req)).await?;
+        let r = self
+            .call(move |s| {
+                s.memorize(&api::MemorizeRequest {
+                    content: input.content,
+                    source: input.source,
+                    scope: s.scope.clone(),
+                })
+            })
+            .await?;
         reply(&r, render::memorize(&r))
     }
 
     #[tool(
         name = "memory_recall",
         output_schema = schema_for_output::<api::RecallResult>(),
-        description = "Search long-term memories in natural language. Use a noun phrase that keeps the key entities (people, projects, technologies, file names); questions work too. Returns atoms best first with atom_id (for memory_correct / memory_govern), content, score 0.0-1.0, created_at and source. One call is usually enough: semantic, keyword, time and graph signals are combined inside."
+        description = "Search long-term memories in natural language. Use a noun phrase that keeps the key entities (people, projects, technologies, file names); questions work too. Returns atoms best first with atom_id (for memory_correct / memory_govern), content, score 0.0-1.0, created_at and source. One call is usually enough: semantic, keyword, time and correction-chain signals are combined inside."
     )]
     async fn memory_recall(
         &self,
         Parameters(input): Parameters<RecallInput>,
     ) -> Result<CallToolResult, McpError> {
-        let req = api::RecallRequest {
-            query: input.query,
-            max_results: input.max_results,
-            include_negated: input.include_negated,
-            scope: None,
-            remote: None,
-            explain: None,
-        };
-        let r = self.call(move |s| s.recall(&req)).await?;
+        let r = self
+            .call(move |s| {
+                s.recall(&api::RecallRequest {
+                    query: input.query,
+                    max_results: input.max_results,
+                    include_negated: input.include_negated,
+                    scope: s.scope.clone(),
+                    remote: None,
+                    explain: None,
+                })
+            })
+            .await?;
         reply(&r, render::recall(&r))
     }
 
@@ -212,14 +218,18 @@ impl HmgServer {
         &self,
         Parameters(input): Parameters<CorrectInput>,
     ) -> Result<CallToolResult, McpError> {
-        let req = api::CorrectRequest {
-            target_atom: input.target_atom,
-            action: input.action,
-            reason: input.reason,
-            new_content: input.new_content,
-            scope: None,
-        };
-        let r = self.call(move |s| s.correct(&req)).await?;
+        let r = self
+            .call(move |s| {
+                s.correct(&api::CorrectRequest {
+                    target_atom: input.target_atom,
+                    action: input.action,
+                    reason: input.reason,
+                    new_content: input.new_content,
+                    scope: s.scope.clone(),
+                    by: None,
+                })
+            })
+            .await?;
         reply(&r, render::correct(&r))
     }
 
@@ -232,14 +242,18 @@ impl HmgServer {
         &self,
         Parameters(input): Parameters<GovernInput>,
     ) -> Result<CallToolResult, McpError> {
-        let req = api::GovernRequest {
-            target_atom: input.target_atom,
-            action: input.action,
-            reason: input.reason,
-            lesson_content: input.lesson_content,
-            scope: None,
-        };
-        let r = self.call(move |s| s.govern(&req)).await?;
+        let r = self
+            .call(move |s| {
+                s.govern(&api::GovernRequest {
+                    target_atom: input.target_atom,
+                    action: input.action,
+                    reason: input.reason,
+                    lesson_content: input.lesson_content,
+                    scope: s.scope.clone(),
+                    by: None,
+                })
+            })
+            .await?;
         reply(&r, render::govern(&r))
     }
 
@@ -252,22 +266,25 @@ impl HmgServer {
         &self,
         Parameters(input): Parameters<HandoffInput>,
     ) -> Result<CallToolResult, McpError> {
-        let req = api::HandoffRequest {
-            summary: input.summary,
-            source: input.source,
-            scope: None,
-        };
-        let r = self.call(move |s| s.handoff(&req)).await?;
+        let r = self
+            .call(move |s| {
+                s.handoff(&api::HandoffRequest {
+                    summary: input.summary,
+                    source: input.source,
+                    scope: s.scope.clone(),
+                })
+            })
+            .await?;
         reply(&r, render::handoff(&r))
     }
 
     #[tool(
         name = "memory_stats",
         output_schema = schema_for_output::<api::StoreStats>(),
-        description = "Store overview: atom and edge counts, index coverage (semantic, keyword, temporal, categorical) and the snapshot version, which increases with every write. Mostly for the session-start hook; agents rarely need it."
+        description = "Overview of what this server's scope sees: atom and edge counts, index coverage (semantic, keyword, temporal, categorical) and the snapshot version, which increases with every write. Mostly for the session-start hook; agents rarely need it."
     )]
     async fn memory_stats(&self) -> Result<CallToolResult, McpError> {
-        let r = self.call(|s| s.stats(None)).await?;
+        let r = self.call(|s| s.stats(&s.visible())).await?;
         reply(&r, render::stats(&r))
     }
 }

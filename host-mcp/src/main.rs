@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::Parser;
-use hmg_cli::{Runtime, api, default_cache_dir, locate};
+use hmg_cli::{SessionOptions, open_session};
 use hmg_mcp::HmgServer;
 use rmcp::ServiceExt;
 
@@ -37,22 +37,13 @@ fn main() -> ExitCode {
 }
 
 fn run(args: Args) -> Result<()> {
-    let store = locate::store_dir(args.store.as_deref());
-    let tenant = locate::tenant(&store);
-    let cwd = std::env::current_dir().context("cannot read the working directory")?;
-    let scope = locate::infer_scope(&cwd, tenant);
-    eprintln!(
-        "hmg-mcp: store {} scope {}",
-        store.display(),
-        scope.display()
-    );
-    let model_dir = locate::model_dir(args.model.as_deref());
-    let runtime = Runtime::for_model(default_cache_dir().as_deref(), model_dir.as_deref())?;
-    let config = api::StoreConfig {
-        model_dir,
-        ..api::StoreConfig::default()
-    };
-    let session = runtime.open(&store, &config, scope, "agent")?;
+    let session = open_session(&SessionOptions {
+        store: args.store,
+        model: args.model,
+        by: Some("agent".into()),
+        ..SessionOptions::default()
+    })?;
+    eprintln!("hmg-mcp: scope {}", session.scope.display());
     let server = HmgServer::new(session, Duration::from_millis(args.timeout_ms));
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

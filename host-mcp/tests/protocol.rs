@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use hmg_cli::api::StoreConfig;
 use hmg_cli::{Runtime, default_cache_dir};
-use hmg_e2e::scope;
+use hmg_e2e::{Shortcuts, scope};
 use hmg_mcp::HmgServer;
 use rmcp::model::{CallToolRequestParams, CallToolResult};
 use rmcp::service::RunningService;
@@ -19,7 +19,7 @@ async fn connect(store: &Path, timeout: Duration) -> RunningService<RoleClient, 
     let session = tokio::task::block_in_place(|| {
         let runtime = Runtime::new(default_cache_dir().as_deref()).unwrap();
         runtime
-            .open(store, &StoreConfig::default(), scope(), "agent")
+            .open(store, None, &StoreConfig::default(), scope(), "agent")
             .unwrap()
     });
     let server = HmgServer::new(session, timeout);
@@ -267,9 +267,9 @@ async fn agent_scope_is_overridden() {
     let h = tokio::task::block_in_place(|| {
         let runtime = Runtime::new(default_cache_dir().as_deref()).unwrap();
         let mut s = runtime
-            .open(dir.path(), &StoreConfig::default(), scope(), "test")
+            .open(dir.path(), None, &StoreConfig::default(), scope(), "test")
             .unwrap();
-        s.history(m["atom_id"].as_str().unwrap()).unwrap()
+        s.history_of(m["atom_id"].as_str().unwrap()).unwrap()
     });
     assert_eq!(h.current.unwrap().scope, scope());
 }

@@ -10,9 +10,11 @@
 
 import type { ChangeNotice, InitMessage, Reply, Request } from "./protocol.js";
 import type {
+  BriefRequest,
   BriefResult,
   CorrectRequest,
   CorrectResult,
+  FilterRequest,
   GovernRequest,
   GovernResult,
   HandoffRequest,
@@ -144,18 +146,18 @@ export class HmgClient {
     return this.call("history", req);
   }
 
-  /** Counts of the whole store (`{ scoped: true }`: what this client's scope sees). */
-  stats(req: { scoped?: boolean } = {}): Promise<StoreStats> {
+  /** Counts of what this client's scope sees (`{ all: true }`: the whole store, every tenant). */
+  stats(req: FilterRequest = {}): Promise<StoreStats> {
     return this.call("stats", req);
   }
 
   /** The session-start brief for this client's scope. */
-  brief(req: { budget_chars?: number } = {}): Promise<BriefResult> {
+  brief(req: BriefRequest = {}): Promise<BriefResult> {
     return this.call("brief", req);
   }
 
-  /** JSON Lines of atoms, edges and events visible from the scope (`{ all: true }`: the whole store). */
-  export(req: { all?: boolean } = {}): Promise<string> {
+  /** JSON Lines of atoms, edges and events this client's scope sees (`{ all: true }`: the whole store). */
+  export(req: FilterRequest = {}): Promise<string> {
     return this.call("export", req);
   }
 

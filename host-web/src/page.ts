@@ -3,7 +3,8 @@
 //
 // URL parameters: store, tenant, workspace, repository, branch.
 
-import { HmgClient, type HistoryResult, type RecallResult } from "./client.js";
+import { ENUMS } from "../gen/contract.js";
+import { HmgClient, type CorrectAction, type GovernAction, type HistoryResult, type RecallResult } from "./client.js";
 import { colourFor, MemoryGraph } from "./graph.js";
 
 type Child = Node | string | null | undefined | false;
@@ -142,7 +143,7 @@ function renderHistory(id: string, hist: HistoryResult): void {
 
   const correctForm = actionForm(
     "correct",
-    ["replace", "negate", "confirm_actual", "confirm_necessary", "demote"],
+    CORRECT_HELP,
     { suffix: "new", action: "replace", placeholder: "new content (replace)" },
     async (action, reason, text) => {
       const r = await client.correct({ target_atom: id, action: action as any, reason, new_content: text, by: "user" });
@@ -151,7 +152,7 @@ function renderHistory(id: string, hist: HistoryResult): void {
   );
   const governForm = actionForm(
     "govern",
-    ["quarantine", "restore", "seal", "tombstone", "derive_lesson"],
+    GOVERN_HELP,
     { suffix: "lesson", action: "derive_lesson", placeholder: "lesson (derive_lesson)" },
     async (action, reason, text) => {
       const r = await client.govern({ target_atom: id, action: action as any, reason, lesson_content: text, by: "user" });
@@ -190,13 +191,37 @@ function renderHistory(id: string, hist: HistoryResult): void {
 }
 
 /**
+ * What each action does, in plain words (the option's tooltip). Typed by the
+ * WIT's enums: an action the WIT gains and this page does not describe fails
+ * the type check (build.mjs runs tsc), and the order is the WIT's.
+ */
+const CORRECT_HELP = ordered(ENUMS.CorrectAction, {
+  negate: "no longer true, no replacement (hidden from recall)",
+  confirm_actual: "possible → actual: confirmed",
+  confirm_necessary: "→ necessary: a hard constraint",
+  demote: "actual/necessary → possible",
+  replace: "new content supersedes this memory",
+} satisfies Record<CorrectAction, string>);
+const GOVERN_HELP = ordered(ENUMS.GovernAction, {
+  quarantine: "hide from recall, keep the content (undo with restore)",
+  restore: "bring a quarantined memory back",
+  seal: "destroy the content for good",
+  tombstone: "destroy everything but id and timestamps",
+  derive_lesson: "keep a redacted lesson, seal the original",
+} satisfies Record<GovernAction, string>);
+
+function ordered<K extends string>(order: readonly K[], help: Record<K, string>): Record<string, string> {
+  return Object.fromEntries(order.map((k) => [k, help[k]]));
+}
+
+/**
  * The correct or govern form (element ids `<name>-form`, `-action`, `-reason`,
  * `-<text.suffix>`, `-status`): an action, a reason, and the text that one
  * action needs. `send` makes the call and names the atom to show afterwards.
  */
 function actionForm(
   name: "correct" | "govern",
-  actions: string[],
+  help: Record<string, string>,
   text: { suffix: string; action: string; placeholder: string },
   send: (action: string, reason: string, text: string | undefined) => Promise<{ effect: string; reason?: string; shown: string }>,
 ): HTMLElement {
@@ -205,7 +230,7 @@ function actionForm(
     "form",
     { id: `${name}-form` },
     h("strong", {}, `${label} `),
-    h("select", { id: `${name}-action` }, ...actions.map((a) => h("option", {}, a))),
+    h("select", { id: `${name}-action` }, ...Object.entries(help).map(([a, title]) => h("option", { value: a, title }, a))),
     h("input", { id: `${name}-reason`, placeholder: "reason (required)" }),
     h("textarea", { id: `${name}-${text.suffix}`, rows: "2", placeholder: text.placeholder }),
     h("div", { class: "row" }, h("button", { type: "submit" }, label), h("span", { class: "status", id: `${name}-status` })),

@@ -1,172 +1,68 @@
-// The client's request and result types: the seed's call shapes and field
-// names (snake_case), as the CLI's --json output and the MCP tools use them.
+// The client's request and result types: jco's declarations of wit/hmg.wit
+// (gen/interfaces/hmg-memory-types.d.ts) turned into the seed's JSON shapes
+// — snake_case fields, snake_case enum values, u64 as number — the same
+// shapes the CLI's --json output and the MCP tools use. Nothing here lists a
+// field or an enum value: they all come from the WIT.
 
-export interface Scope {
-  tenant_id: string;
-  workspace?: string;
-  repository?: string;
-  branch?: string;
-  session?: string;
-}
+import type * as wit from "../gen/interfaces/hmg-memory-types.js";
 
-export type Effect = "applied" | "no_op" | "rejected";
-export type Kind = "memory" | "handoff" | "lesson" | "observation";
-export type Epistemic = "possible" | "actual" | "necessary";
-export type Polarity = "affirmative" | "negative" | "conditional";
-export type ExposureState = "visible" | "quarantined" | "sealed" | "tombstoned";
-export type CorrectAction = "negate" | "confirm_actual" | "confirm_necessary" | "demote" | "replace";
-export type GovernAction = "quarantine" | "restore" | "seal" | "tombstone" | "derive_lesson";
+/** `tenantId` → `tenant_id`. */
+type SnakeKey<S extends string> = S extends `${infer H}${infer T}`
+  ? `${H extends Lowercase<H> ? H : `_${Lowercase<H>}`}${SnakeKey<T>}`
+  : S;
+/** `confirm-actual` → `confirm_actual`. */
+type SnakeValue<S extends string> = S extends `${infer A}-${infer B}` ? `${A}_${SnakeValue<B>}` : S;
 
-/** Options fixed when the store is opened. */
-export interface StoreConfig {
-  max_content_bytes?: number;
-  compact_log_bytes?: number;
-  brief_budget_chars?: number;
-}
+/** A WIT type as JSON: snake_case keys and enum values, u64 as number. */
+export type Json<T> = T extends bigint
+  ? number
+  : T extends string
+    ? SnakeValue<T>
+    : T extends Array<infer U>
+      ? Json<U>[]
+      : T extends object
+        ? { [K in keyof T as SnakeKey<K & string>]: Json<T[K]> }
+        : T;
 
-export interface MemorizeRequest {
-  content: string;
-  /** `user`, `agent` (default) or any other attribution. */
-  source?: string;
-}
-export interface MemorizeResult {
-  atom_id?: string;
-  effect: Effect;
-  reason?: string;
-  deduped_with?: string;
-}
+/** A request as the client takes it: the scope is the client's own. */
+type Request<T> = Omit<Json<T>, "scope">;
 
-export interface RecallRequest {
-  query: string;
-  max_results?: number;
-  include_negated?: boolean;
-  /** Fill `explain` on every hit. */
-  explain?: boolean;
-}
-export interface Signal {
-  name: string;
-  value: number;
-  contribution: number;
-}
-export interface RecalledAtom {
-  atom_id: string;
-  content: string;
-  score: number;
-  created_at: string;
-  source: string;
-  kind: Kind;
-  epistemic: Epistemic;
-  polarity: Polarity;
-  negated: boolean;
-  explain: Signal[];
-}
-export interface RecallResult {
-  atoms: RecalledAtom[];
-  reason?: string;
-}
+export type Scope = Json<wit.Scope>;
+export type Effect = Json<wit.Effect>;
+export type Kind = Json<wit.Kind>;
+export type Epistemic = Json<wit.Epistemic>;
+export type Polarity = Json<wit.Polarity>;
+export type ExposureState = Json<wit.ExposureState>;
+export type CorrectAction = Json<wit.CorrectAction>;
+export type GovernAction = Json<wit.GovernAction>;
 
-export interface CorrectRequest {
-  target_atom: string;
-  action: CorrectAction;
-  reason: string;
-  new_content?: string;
-  by?: string;
-}
-export interface CorrectResult {
-  effect: Effect;
-  target_atom: string;
-  new_atom_id?: string;
-  reason?: string;
-}
+/** Options fixed when the store is opened (the model is the client's `model` option). */
+export type StoreConfig = Omit<Json<wit.StoreConfig>, "model_dir">;
 
-export interface GovernRequest {
-  target_atom: string;
-  action: GovernAction;
-  reason: string;
-  lesson_content?: string;
-  by?: string;
-}
-export interface GovernResult {
-  effect: Effect;
-  target_atom: string;
-  lesson_atom_id?: string;
-  reason?: string;
-}
+export type MemorizeRequest = Request<wit.MemorizeRequest>;
+export type MemorizeResult = Json<wit.MemorizeResult>;
+export type RecallRequest = Request<wit.RecallRequest>;
+export type Signal = Json<wit.Signal>;
+export type RecalledAtom = Json<wit.RecalledAtom>;
+export type RecallResult = Json<wit.RecallResult>;
+export type CorrectRequest = Request<wit.CorrectRequest>;
+export type CorrectResult = Json<wit.CorrectResult>;
+export type GovernRequest = Request<wit.GovernRequest>;
+export type GovernResult = Json<wit.GovernResult>;
+export type HandoffRequest = Request<wit.HandoffRequest>;
+export type HandoffResult = Json<wit.HandoffResult>;
+export type HistoryRequest = Request<wit.HistoryRequest>;
+export type AtomView = Json<wit.AtomView>;
+export type Relations = Json<wit.Relations>;
+export type CorrectionRecord = Json<wit.CorrectionRecord>;
+export type ExposureRecord = Json<wit.ExposureRecord>;
+export type HistoryResult = Json<wit.HistoryResult>;
+export type StoreStats = Json<wit.StoreStats>;
+export type BriefRequest = Request<wit.BriefRequest>;
+export type BriefResult = Json<wit.BriefResult>;
+export type ImportResult = Json<wit.ImportResult>;
 
-export interface HandoffRequest {
-  summary: string;
-  source?: string;
-}
-export interface HandoffResult {
-  atom_id?: string;
-  effect: Effect;
-  reason?: string;
-}
-
-export interface HistoryRequest {
-  atom_id: string;
-}
-export interface AtomView {
-  atom_id: string;
-  content: string;
-  kind: Kind;
-  source: string;
-  scope: Scope;
-  epistemic: Epistemic;
-  polarity: Polarity;
-  exposure_state: ExposureState;
-  negated: boolean;
-  superseded_by?: string;
-  created_at: string;
-  updated_at: string;
-}
-export interface Relations {
-  supersedes: string[];
-  superseded_by: string[];
-  related_lessons: string[];
-}
-export interface CorrectionRecord {
-  action: CorrectAction;
-  reason: string;
-  at: string;
-  by: string;
-  new_atom_id?: string;
-  change: string;
-}
-export interface ExposureRecord {
-  from: ExposureState;
-  to: ExposureState;
-  reason: string;
-  at: string;
-  by: string;
-}
-export interface HistoryResult {
-  current?: AtomView;
-  relations: Relations;
-  corrections: CorrectionRecord[];
-  exposure_history: ExposureRecord[];
-  reason?: string;
-}
-
-export interface StoreStats {
-  atoms: number;
-  edges: number;
-  indexes: { semantic: number; keyword: number; temporal: number; categorical: number };
-  snapshot_version: number;
-  /** The embedding model's fingerprint, or why recall is keyword-only. */
-  model: string;
-}
-
-export interface BriefResult {
-  text: string;
-  atom_ids: string[];
-}
-
-export interface ImportResult {
-  atoms_added: number;
-  atoms_skipped: number;
-  edges_added: number;
-  events_added: number;
-  rejected_lines: number;
-  reason?: string;
+/** What `stats` and `export` cover: what the client's scope sees, or (`all: true`) every tenant's atoms. */
+export interface FilterRequest {
+  all?: boolean;
 }

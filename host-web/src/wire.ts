@@ -1,177 +1,144 @@
 // Between the seed's JSON shapes (snake_case fields, snake_case enum values)
 // and jco's bindings of wit/hmg.wit (camelCase fields, kebab-case enum
-// values, u64 as bigint). Runs in the Worker.
+// values, u64 as bigint). Driven by gen/contract.js — every record, enum and
+// method of the WIT as data — so a field or value added to the WIT needs no
+// change here. Runs in the Worker.
 
+import { ENUMS, METHODS, RECORDS, type Field } from "../gen/contract.js";
 import type { Scope, StoreConfig } from "./types.js";
 
-export type Method =
-  | "memorize"
-  | "recall"
-  | "correct"
-  | "govern"
-  | "handoff"
-  | "history"
-  | "stats"
-  | "brief"
-  | "export"
-  | "import"
-  | "timings";
-
-const CORRECT_ACTIONS = ["negate", "confirm_actual", "confirm_necessary", "demote", "replace"];
-const GOVERN_ACTIONS = ["quarantine", "restore", "seal", "tombstone", "derive_lesson"];
-
-/** Fields whose values are WIT enums (converted kebab-case <-> snake_case). */
-const ENUM_FIELDS = new Set(["effect", "kind", "epistemic", "polarity", "exposure_state", "action", "from", "to"]);
+/** The store's methods (from the WIT), plus the Worker's own `timings`. */
+export type Method = keyof typeof METHODS | "timings";
 
 type Prepared = { method: string; args: unknown[] } | { refused: unknown };
 
-function str(args: any, field: string, method: string): string {
-  const value = args?.[field];
-  if (typeof value !== "string") {
-    throw new TypeError(`${method}: \`${field}\` must be a string`);
+const U32_MAX = 0xffffffff;
+const enums: Record<string, readonly string[]> = ENUMS;
+
+/** A call the Worker cannot even make: the promise rejects with this. */
+function bad(method: string, field: string, what: string): TypeError {
+  return new TypeError(`${method}: \`${field}\` must be ${what}`);
+}
+
+/** An enum value the WIT does not know: answered as a refusal, like the engine's. */
+class Unknown {
+  constructor(readonly reason: string) {}
+}
+
+function scopeToWit(s: Scope) {
+  return record("Scope", s, "scope");
+}
+
+/** One value of a WIT field's type, from JSON. */
+function value(field: Field, v: unknown, method: string): unknown {
+  const type = field.type;
+  switch (type) {
+    case "string":
+      if (typeof v !== "string") throw bad(method, field.name, "a string");
+      return v;
+    case "boolean":
+      if (typeof v !== "boolean") throw bad(method, field.name, "a boolean");
+      return v;
+    case "number":
+      if (!Number.isInteger(v) || (v as number) < 0 || (v as number) > U32_MAX) {
+        throw bad(method, field.name, `an integer in 0..=${U32_MAX}`);
+      }
+      return v;
+    case "bigint":
+      if (!Number.isInteger(v) || (v as number) < 0 || (v as number) > Number.MAX_SAFE_INTEGER) {
+        throw bad(method, field.name, `an integer in 0..=${Number.MAX_SAFE_INTEGER}`);
+      }
+      return BigInt(v as number);
   }
-  return value;
-}
-
-function optStr(args: any, field: string, method: string): string | undefined {
-  const value = args?.[field];
-  if (value === undefined || value === null) return undefined;
-  if (typeof value !== "string") throw new TypeError(`${method}: \`${field}\` must be a string`);
-  return value;
-}
-
-function optBool(args: any, field: string, method: string): boolean | undefined {
-  const value = args?.[field];
-  if (value === undefined || value === null) return undefined;
-  if (typeof value !== "boolean") throw new TypeError(`${method}: \`${field}\` must be a boolean`);
-  return value;
-}
-
-function optUint(args: any, field: string, method: string, max: number): number | undefined {
-  const value = args?.[field];
-  if (value === undefined || value === null) return undefined;
-  if (!Number.isInteger(value) || value < 0 || value > max) {
-    throw new TypeError(`${method}: \`${field}\` must be an integer in 0..=${max}`);
+  if (enums[type]) {
+    if (typeof v !== "string") throw bad(method, field.name, "a string");
+    if (!enums[type].includes(v)) {
+      throw new Unknown(`unknown ${method} ${field.name} \`${v}\` (one of ${enums[type].join(", ")})`);
+    }
+    return v.replaceAll("_", "-");
   }
-  return value;
+  if (RECORDS[type]) {
+    if (typeof v !== "object" || v === null) throw bad(method, field.name, "an object");
+    return record(type, v, method);
+  }
+  throw bad(method, field.name, `a ${type} (not supported by the browser client)`);
 }
 
-function scope(s: Scope) {
-  return {
-    tenantId: s.tenant_id,
-    workspace: s.workspace,
-    repository: s.repository,
-    branch: s.branch,
-    session: s.session,
-  };
+/** A WIT record from its JSON shape; `scope` fields are the client's. */
+function record(name: string, json: any, method: string, scope?: Scope): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const field of RECORDS[name]) {
+    if (scope && field.type === "Scope") {
+      out[field.wit] = scopeToWit(scope);
+      continue;
+    }
+    const v = json?.[field.name];
+    if (v === undefined || v === null) {
+      if (!field.optional) throw bad(method, field.name, field.type === "string" ? "a string" : `given (${field.type})`);
+      out[field.wit] = undefined;
+      continue;
+    }
+    if (field.list) {
+      if (!Array.isArray(v)) throw bad(method, field.name, "a list");
+      out[field.wit] = v.map((item) => value(field, item, method));
+    } else {
+      out[field.wit] = value(field, v, method);
+    }
+  }
+  return out;
 }
 
 export const toWit = {
   config(c: StoreConfig, modelDir?: string) {
-    const u64 = optUint(c, "compact_log_bytes", "config", Number.MAX_SAFE_INTEGER);
-    return {
-      maxContentBytes: optUint(c, "max_content_bytes", "config", 0xffffffff),
-      compactLogBytes: u64 === undefined ? undefined : BigInt(u64),
-      briefBudgetChars: optUint(c, "brief_budget_chars", "config", 0xffffffff),
-      // Granted by the Worker when a model was loaded and preloaded.
-      modelDir,
-    };
+    return { ...record("StoreConfig", c, "config"), modelDir };
   },
 
-  request(method: Method, args: any, s: Scope): Prepared {
-    const m = method;
-    switch (m) {
-      case "memorize":
-        return {
-          method: m,
-          args: [{ content: str(args, "content", m), source: optStr(args, "source", m), scope: scope(s) }],
-        };
-      case "recall":
-        return {
-          method: m,
-          args: [
-            {
-              query: str(args, "query", m),
-              maxResults: optUint(args, "max_results", m, 0xffffffff),
-              includeNegated: optBool(args, "include_negated", m),
-              scope: scope(s),
-              remote: undefined,
-              explain: optBool(args, "explain", m),
-            },
-          ],
-        };
-      case "correct":
-      case "govern": {
-        const target = str(args, "target_atom", m);
-        const action = str(args, "action", m);
-        const reason = str(args, "reason", m);
-        const known = m === "correct" ? CORRECT_ACTIONS : GOVERN_ACTIONS;
-        if (!known.includes(action)) {
+  request(method: Method, args: any, scope: Scope): Prepared {
+    const spec = (METHODS as Record<string, { arg: string; param: string; result: string }>)[method];
+    if (!spec) throw new TypeError(`unknown method \`${String(method)}\``);
+    try {
+      switch (spec.param) {
+        case "StoreFilter":
+          // What the client's scope sees unless the whole store is asked for.
           return {
-            refused: {
-              effect: "rejected",
-              target_atom: target,
-              reason: `unknown ${m} action \`${action}\` (one of ${known.join(", ")})`,
-            },
+            method,
+            args: [args?.all ? { tag: "whole-store" } : { tag: "visible-from", val: scopeToWit(scope) }],
           };
+        case "string": {
+          // A plain string parameter (`import(jsonl)`) is passed as `{ <name>: "…" }`.
+          const text = args?.[spec.arg];
+          if (typeof text !== "string") throw bad(method, spec.arg, "a string");
+          return { method, args: [text] };
         }
-        const req: Record<string, unknown> = {
-          targetAtom: target,
-          action: action.replaceAll("_", "-"),
-          reason,
-          scope: scope(s),
-          by: optStr(args, "by", m),
-        };
-        if (m === "correct") req.newContent = optStr(args, "new_content", m);
-        else req.lessonContent = optStr(args, "lesson_content", m);
-        return { method: m, args: [req] };
+        default:
+          return { method, args: [record(spec.param, args, method, scope)] };
       }
-      case "handoff":
-        return {
-          method: m,
-          args: [{ summary: str(args, "summary", m), source: optStr(args, "source", m), scope: scope(s) }],
-        };
-      case "history":
-        return { method: m, args: [{ atomId: str(args, "atom_id", m), scope: scope(s), remote: undefined }] };
-      case "stats":
-        // The whole store unless asked for what the client's scope sees.
-        return { method: m, args: [args?.scoped ? scope(s) : undefined] };
-      case "brief":
-        return {
-          method: m,
-          args: [{ scope: scope(s), remote: undefined, budgetChars: optUint(args, "budget_chars", m, 0xffffffff) }],
-        };
-      case "export":
-        return { method: "export", args: [args?.all ? undefined : scope(s)] };
-      case "import":
-        return { method: "import", args: [str(args, "jsonl", m)] };
-      default:
-        throw new TypeError(`unknown method \`${String(m)}\``);
+    } catch (e) {
+      if (!(e instanceof Unknown)) throw e;
+      const refused: Record<string, unknown> = { effect: "rejected", reason: e.reason };
+      if (typeof args?.target_atom === "string") refused.target_atom = args.target_atom;
+      return { refused };
     }
   },
 };
 
-function snake(key: string): string {
-  return key.replace(/[A-Z]/g, (c) => "_" + c.toLowerCase());
-}
-
-/** camelCase -> snake_case keys, kebab-case enum values -> snake_case, bigint -> number. */
-export function fromWit(value: unknown): unknown {
-  return convert(value);
-}
-
-function convert(value: unknown, key?: string): unknown {
+/** A result of WIT type `type` as JSON: snake_case keys and enum values, u64 as number. */
+export function fromWit(value: unknown, type: string): unknown {
+  if (value === undefined || value === null) return value;
   if (typeof value === "bigint") return Number(value);
-  if (typeof value === "string") return key && ENUM_FIELDS.has(key) ? value.replaceAll("-", "_") : value;
-  if (Array.isArray(value)) return value.map((v) => convert(v));
-  if (value && typeof value === "object") {
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) {
-      if (v === undefined) continue;
-      const name = snake(k);
-      out[name] = convert(v, name);
-    }
-    return out;
+  if (enums[type]) return (value as string).replaceAll("-", "_");
+  const fields = RECORDS[type];
+  if (!fields) return value;
+  const out: Record<string, unknown> = {};
+  for (const field of fields) {
+    const v = (value as Record<string, unknown>)[field.wit];
+    if (v === undefined) continue;
+    out[field.name] = field.list ? (v as unknown[]).map((x) => fromWit(x, field.type)) : fromWit(v, field.type);
   }
-  return value;
+  return out;
+}
+
+/** The WIT type a method answers with. */
+export function resultType(method: Method): string {
+  return (METHODS as Record<string, { result: string }>)[method]?.result ?? "string";
 }

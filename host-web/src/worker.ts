@@ -13,7 +13,7 @@ import * as random from "@bytecodealliance/preview2-shim/random";
 import { instantiate } from "../gen/engine.js";
 import { loadModel } from "./model.js";
 import { OpfsDirectory, opfsAdapter } from "./opfs-fs.js";
-import { fromWit, toWit, type Method } from "./wire.js";
+import { fromWit, resultType, toWit, type Method } from "./wire.js";
 import type { InitMessage, Reply, Request } from "./protocol.js";
 
 let store: any = null;
@@ -144,7 +144,7 @@ async function call(method: Method, args: any): Promise<unknown> {
   if (WRITES.has(method) && (effect === "applied" || (atomsAdded ?? 0n) > 0n)) {
     changes?.postMessage({ type: "changed", method, client: init!.clientId });
   }
-  const result = fromWit(value) as Record<string, unknown>;
+  const result = fromWit(value, resultType(method)) as Record<string, unknown>;
   if (method === "stats" && model.error) result.model = `none: ${model.error}; recall is keyword-only`;
   return result;
 }

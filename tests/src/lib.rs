@@ -5,7 +5,10 @@
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use hmg_cli::api::{Scope, StoreConfig};
+use hmg_cli::api::{
+    BriefRequest, BriefResult, HistoryRequest, HistoryResult, Scope, StoreConfig, StoreFilter,
+    StoreStats,
+};
 use hmg_cli::{Runtime, Session};
 
 /// One runtime per test process (compiled code comes from the cache).
@@ -27,7 +30,7 @@ pub fn scope() -> Scope {
 }
 
 pub fn open(dir: &Path) -> Session {
-    open_with(dir, &StoreConfig::default())
+    open_with(dir, None, &StoreConfig::default())
 }
 
 /// The embedding model `./setup.sh` prepared (`$HMG_MODEL` or the cache);
@@ -39,17 +42,49 @@ pub fn model_dir() -> PathBuf {
 
 /// A store with the embedding model: hybrid recall, as users get it.
 pub fn open_with_model(dir: &Path) -> Session {
-    let config = StoreConfig {
-        model_dir: Some(model_dir()),
-        ..StoreConfig::default()
-    };
-    open_with(dir, &config)
+    open_with(dir, Some(&model_dir()), &StoreConfig::default())
 }
 
-pub fn open_with(dir: &Path, config: &StoreConfig) -> Session {
+pub fn open_with(dir: &Path, model: Option<&Path>, config: &StoreConfig) -> Session {
     runtime()
-        .open(dir, config, scope(), "tester")
+        .open(dir, model, config, scope(), "tester")
         .expect("store opens")
+}
+
+/// The calls tests make most, from the session's own scope.
+pub trait Shortcuts {
+    fn history_of(&mut self, atom_id: &str) -> anyhow::Result<HistoryResult>;
+    fn brief_here(&mut self) -> anyhow::Result<BriefResult>;
+    fn stats_all(&mut self) -> anyhow::Result<StoreStats>;
+    fn export_all(&mut self) -> anyhow::Result<String>;
+}
+
+impl Shortcuts for Session {
+    fn history_of(&mut self, atom_id: &str) -> anyhow::Result<HistoryResult> {
+        let req = HistoryRequest {
+            atom_id: atom_id.into(),
+            scope: self.scope.clone(),
+            remote: None,
+        };
+        self.history(&req)
+    }
+
+    fn brief_here(&mut self) -> anyhow::Result<BriefResult> {
+        let req = BriefRequest {
+            scope: self.scope.clone(),
+            remote: None,
+            budget_chars: None,
+        };
+        self.brief(&req)
+    }
+
+    fn stats_all(&mut self) -> anyhow::Result<StoreStats> {
+        self.stats(&StoreFilter::WholeStore)
+    }
+
+    fn export_all(&mut self) -> anyhow::Result<String> {
+        self.export(&StoreFilter::WholeStore)
+    }
 }
 
 /// The `hmg` binary next to this test executable (built by the test command).

@@ -104,7 +104,7 @@ impl Default for Manifest {
 
 impl Manifest {
     pub fn parse(json: &str) -> Result<Manifest> {
-        serde_json::from_str(json).map_err(|e| Error::Invalid(format!("hmg-model.json: {e}")))
+        serde_json::from_str(json).map_err(|e| Error::Model(format!("hmg-model.json: {e}")))
     }
 
     pub fn prefix(&self, role: Role) -> &str {

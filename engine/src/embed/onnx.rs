@@ -48,11 +48,11 @@ impl std::fmt::Debug for OnnxEmbedder {
 }
 
 fn model_error(what: &str) -> impl Fn(TractError) -> Error + '_ {
-    move |e| Error::Invalid(format!("{what}: {e:#}"))
+    move |e| Error::Model(format!("{what}: {e:#}"))
 }
 
 fn read(path: &Path) -> Result<Vec<u8>> {
-    std::fs::read(path).map_err(|e| Error::Invalid(format!("cannot read {}: {e}", path.display())))
+    std::fs::read(path).map_err(|e| Error::Model(format!("cannot read {}: {e}", path.display())))
 }
 
 /// The first of `names` that exists in `dir`.
@@ -65,7 +65,7 @@ fn pick(dir: &Path, chosen: Option<&str>, names: &[&str]) -> Result<PathBuf> {
         .map(|n| dir.join(n))
         .find(|p| p.exists())
         .ok_or_else(|| {
-            Error::Invalid(format!(
+            Error::Model(format!(
                 "no {} in model directory {}",
                 names.join(" or "),
                 dir.display()
@@ -89,7 +89,7 @@ impl OnnxEmbedder {
         let tokenizer_bytes = read(&tokenizer_path)?;
         let (tokenizer, pad) = if tokenizer_path.extension().is_some_and(|e| e == "json") {
             let json = tokenizers::Tokenizer::from_bytes(&tokenizer_bytes)
-                .map_err(|e| Error::Invalid(format!("{}: {e}", tokenizer_path.display())))?;
+                .map_err(|e| Error::Model(format!("{}: {e}", tokenizer_path.display())))?;
             let pad = ["<pad>", "[PAD]"]
                 .iter()
                 .find_map(|t| json.token_to_id(t))
@@ -118,7 +118,7 @@ impl OnnxEmbedder {
                 "attention_mask" => Feed::Mask,
                 "token_type_ids" => Feed::TypeIds,
                 other => {
-                    return Err(Error::Invalid(format!(
+                    return Err(Error::Model(format!(
                         "model input `{other}` is not one of input_ids, attention_mask, token_type_ids"
                     )));
                 }
@@ -207,7 +207,7 @@ impl OnnxEmbedder {
             .map_err(model_error("model output"))?;
         let shape = states.shape();
         if shape.len() != 3 || shape[0] != rows || shape[1] != cols {
-            return Err(Error::Invalid(format!(
+            return Err(Error::Model(format!(
                 "model output has shape {shape:?}, expected [{rows}, {cols}, hidden]"
             )));
         }

@@ -38,7 +38,7 @@ struct Reader<'a> {
 impl<'a> Reader<'a> {
     fn take(&mut self, n: usize) -> Result<&'a [u8]> {
         let end = self.at.checked_add(n).filter(|e| *e <= self.bytes.len());
-        let end = end.ok_or_else(|| Error::Invalid("tokenizer file is truncated".into()))?;
+        let end = end.ok_or_else(|| Error::Model("tokenizer file is truncated".into()))?;
         let out = &self.bytes[self.at..end];
         self.at = end;
         Ok(out)
@@ -60,7 +60,7 @@ impl<'a> Reader<'a> {
 impl Unigram {
     pub fn from_bytes(bytes: &[u8]) -> Result<Unigram> {
         if bytes.get(..8) != Some(MAGIC) {
-            return Err(Error::Invalid("not an HMG tokenizer file".into()));
+            return Err(Error::Model("not an HMG tokenizer file".into()));
         }
         let mut r = Reader { bytes, at: 8 };
         let n = r.u32()? as usize;
@@ -89,7 +89,7 @@ impl Unigram {
             norm.insert(cp, outs);
         }
         if unk as usize >= n || bos as usize >= n || eos as usize >= n {
-            return Err(Error::Invalid("tokenizer special ids out of range".into()));
+            return Err(Error::Model("tokenizer special ids out of range".into()));
         }
         Ok(Unigram {
             index,

@@ -4,9 +4,9 @@
 
 use crate::atom::{Atom, AtomId, Epistemic, Kind};
 use crate::error::Result;
+use crate::log::backend::Backend;
 use crate::memory::Memory;
 use crate::scope::{Level, Scope};
-use crate::store::backend::Backend;
 
 #[derive(Clone, Debug)]
 pub struct BriefRequest {

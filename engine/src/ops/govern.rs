@@ -16,10 +16,10 @@ use super::memorize::NewAtom;
 use super::{Effect, actor, required_reason};
 use crate::atom::{AtomId, Change, Edge, EdgeKind, Event, Exposure, GovernAction, Kind};
 use crate::error::Result;
+use crate::log::backend::Backend;
 use crate::memory::Memory;
 use crate::scope::Scope;
 use crate::state::Mutation;
-use crate::store::backend::Backend;
 
 #[derive(Clone, Debug)]
 pub struct GovernRequest {

@@ -5,9 +5,9 @@ use super::Effect;
 use super::memorize::NewAtom;
 use crate::atom::{AtomId, Kind};
 use crate::error::Result;
+use crate::log::backend::Backend;
 use crate::memory::Memory;
 use crate::scope::Scope;
-use crate::store::backend::Backend;
 
 #[derive(Clone, Debug)]
 pub struct HandoffRequest {

@@ -6,9 +6,9 @@ use crate::atom::{
     Atom, AtomId, Change, CorrectAction, EdgeKind, Epistemic, Exposure, Kind, Polarity,
 };
 use crate::error::Result;
+use crate::log::backend::Backend;
 use crate::memory::Memory;
 use crate::scope::Scope;
-use crate::store::backend::Backend;
 use crate::time::Timestamp;
 
 #[derive(Clone, Debug)]

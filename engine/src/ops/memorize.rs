@@ -5,10 +5,10 @@ use super::Effect;
 use crate::atom::{Atom, AtomId, Exposure, Kind};
 use crate::error::Result;
 use crate::index::dedup_key;
+use crate::log::backend::Backend;
 use crate::memory::Memory;
 use crate::scope::Scope;
 use crate::state::Mutation;
-use crate::store::backend::Backend;
 use crate::text::{admit, infer, normalize};
 
 #[derive(Clone, Debug)]

@@ -29,9 +29,9 @@ use crate::error::Result;
 use crate::index::keyword::KeywordHit;
 use crate::index::temporal::{self, Window};
 use crate::index::tokenize::tokens;
+use crate::log::backend::Backend;
 use crate::memory::Memory;
 use crate::scope::Scope;
-use crate::store::backend::Backend;
 use crate::time::Timestamp;
 
 pub const DEFAULT_MAX_RESULTS: u32 = 10;

@@ -1,9 +1,9 @@
 //! stats: counts of atoms, edges and index coverage, and the snapshot version.
 
 use crate::error::Result;
+use crate::log::backend::Backend;
 use crate::memory::Memory;
-use crate::scope::Scope;
-use crate::store::backend::Backend;
+use crate::scope::Filter;
 
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct IndexCoverage {
@@ -24,10 +24,10 @@ pub struct Stats {
 }
 
 impl<B: Backend> Memory<B> {
-    /// The whole store, or only what is visible from `scope` (ancestors included).
-    pub fn stats(&mut self, scope: Option<&Scope>) -> Result<Stats> {
+    /// Counts of what `filter` covers.
+    pub fn stats(&mut self, filter: &Filter) -> Result<Stats> {
         self.refresh()?;
-        let in_scope = |a: &crate::atom::Atom| scope.is_none_or(|s| a.scope.visible_from(s, false));
+        let in_scope = |a: &crate::atom::Atom| filter.covers(&a.scope);
         let atoms: Vec<_> = self.state.atoms.values().filter(|a| in_scope(a)).collect();
         let edges = self
             .state
@@ -70,6 +70,7 @@ mod tests {
     use super::super::testing::Harness;
     use super::*;
     use crate::atom::{CorrectAction, GovernAction};
+    use crate::scope::Scope;
 
     #[test]
     fn counts_and_versions() {
@@ -80,13 +81,16 @@ mod tests {
         h.memorize("two fact"); // no_op: no version bump
         let b = h.id("three");
         h.govern(b, GovernAction::Seal, None);
-        let s = h.memory.stats(None).unwrap();
+        let s = h.memory.stats(&Filter::WholeStore).unwrap();
         assert_eq!((s.atoms, s.edges, s.snapshot_version), (4, 1, 5));
         assert_eq!(
             (s.indexes.keyword, s.indexes.temporal, s.indexes.semantic),
             (3, 3, 0)
         );
-        let elsewhere = h.memory.stats(Some(&Scope::personal("mallory"))).unwrap();
+        let elsewhere = h
+            .memory
+            .stats(&Filter::VisibleFrom(Scope::personal("mallory")))
+            .unwrap();
         assert_eq!(elsewhere.atoms, 0);
     }
 }

@@ -3,9 +3,9 @@
 
 use super::*;
 use crate::atom::{AtomId, CorrectAction, GovernAction};
+use crate::log::backend::MemBackend;
 use crate::memory::{Config, FixedEnv, Memory};
 use crate::scope::Scope;
-use crate::store::backend::MemBackend;
 use crate::time::{MS_PER_DAY, Timestamp};
 
 /// 2026-07-25T14:00:00Z.

@@ -9,10 +9,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::atom::{Atom, AtomId, Change, CorrectAction, Edge, EdgeKind, Event, Exposure};
 use crate::error::{Error, Result};
+use crate::log::backend::Backend;
 use crate::memory::Memory;
-use crate::scope::Scope;
+use crate::scope::{Filter, Scope};
 use crate::state::Mutation;
-use crate::store::backend::Backend;
 use crate::text::admit;
 use crate::time::Timestamp;
 
@@ -147,7 +147,7 @@ fn event_line(event: &Event) -> EventLine {
 
 fn json(line: &Line) -> Result<String> {
     serde_json::to_string(line)
-        .map_err(|e| Error::Invalid(format!("cannot encode export line: {e}")))
+        .map_err(|e| Error::Internal(format!("cannot encode export line: {e}")))
 }
 
 fn time(text: &str) -> std::result::Result<Timestamp, String> {
@@ -227,15 +227,11 @@ impl EventLine {
 }
 
 impl<B: Backend> Memory<B> {
-    /// The store (or what `scope` sees) as JSON Lines.
-    pub fn export(&mut self, scope: Option<&Scope>) -> Result<String> {
+    /// What `filter` covers, as JSON Lines.
+    pub fn export(&mut self, filter: &Filter) -> Result<String> {
         self.refresh()?;
         let state = &self.state;
-        let included = |id: &AtomId| {
-            state
-                .atom(*id)
-                .is_some_and(|a| scope.is_none_or(|s| a.scope.visible_from(s, false)))
-        };
+        let included = |id: &AtomId| state.atom(*id).is_some_and(|a| filter.covers(&a.scope));
         let mut lines = vec![json(&Line::Header {
             format: EXPORT_FORMAT.into(),
             version: EXPORT_VERSION,
@@ -387,7 +383,7 @@ mod tests {
     #[test]
     fn round_trip_is_lossless_and_idempotent() {
         let mut h = populated();
-        let dump = h.memory.export(None).unwrap();
+        let dump = h.memory.export(&Filter::WholeStore).unwrap();
         assert!(!dump.contains("pg_admin_123"));
         let mut fresh = Harness::new();
         let first = fresh.memory.import(&dump).unwrap();
@@ -411,7 +407,7 @@ mod tests {
         assert_eq!(
             fresh
                 .memory
-                .export(None)
+                .export(&Filter::WholeStore)
                 .unwrap()
                 .lines()
                 .skip(1)
@@ -425,7 +421,10 @@ mod tests {
     fn scoped_export_stays_in_scope() {
         let mut h = populated();
         let scope = h.scope.clone();
-        let dump = h.memory.export(Some(&scope)).unwrap();
+        let dump = h
+            .memory
+            .export(&Filter::VisibleFrom(scope.clone()))
+            .unwrap();
         assert!(!dump.contains("mallory"));
         assert!(dump.contains("PostgreSQL 17"));
     }
@@ -433,7 +432,7 @@ mod tests {
     #[test]
     fn malformed_imports_change_nothing() {
         let mut h = populated();
-        let mut dump = h.memory.export(None).unwrap();
+        let mut dump = h.memory.export(&Filter::WholeStore).unwrap();
         dump.push_str("{\"type\":\"atom\",\"atom_id\":\"nope\"}\nnot json\n");
         let mut fresh = Harness::new();
         let r = fresh.memory.import(&dump).unwrap();

@@ -8,9 +8,10 @@ use super::testing::Harness;
 use super::*;
 use crate::atom::{CorrectAction, GovernAction};
 use crate::embed::hashed::HashedEmbedder;
+use crate::log::backend::MemBackend;
 use crate::memory::Config;
+use crate::scope::Filter;
 use crate::state::Vectors;
-use crate::store::backend::MemBackend;
 
 fn with_vectors() -> (Harness, HashedEmbedder) {
     let mut h = Harness::new();
@@ -20,7 +21,7 @@ fn with_vectors() -> (Harness, HashedEmbedder) {
 }
 
 fn stats(h: &mut Harness) -> Stats {
-    h.memory.stats(None).unwrap()
+    h.memory.stats(&Filter::WholeStore).unwrap()
 }
 
 #[test]
@@ -53,7 +54,7 @@ fn vectors_are_written_with_atoms_and_survive_reopen() {
     assert_eq!(fresh.texts.load(Ordering::Relaxed), 1);
 
     // Also after compaction (the vectors move into the snapshot).
-    h.memory.store.compact(&h.memory.state).unwrap();
+    h.memory.log.compact(&h.memory.state).unwrap();
     h.reopen(Some(HashedEmbedder::new(64)));
     assert_eq!(stats(&mut h).indexes.semantic, 2);
 }
@@ -109,7 +110,7 @@ fn import_embeds_in_one_batch() {
     for i in 0..25 {
         source.id(&format!("imported memory number {i} about topic {}", i % 4));
     }
-    let jsonl = source.memory.export(None).unwrap();
+    let jsonl = source.memory.export(&Filter::WholeStore).unwrap();
     let (mut h, embedder) = with_vectors();
     let r = h.memory.import(&jsonl).unwrap();
     assert_eq!(r.atoms_added, 25);

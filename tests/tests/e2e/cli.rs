@@ -304,6 +304,33 @@ fn human_output_errors_and_exit_codes() {
         err.starts_with("hmg: ") && err.contains("frobnicate"),
         "{err}"
     );
+    // A missing flag is named on that one line.
+    let out = cli.raw(&["correct", "01M8NNJ9JBR9P1EP3N7A8XRPSR", "negate"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("--reason"), "{err}");
+
+    // A reader that stops early (`hmg export | head`) ends it quietly.
+    for n in 0..20 {
+        cli.raw(&["memorize", &format!("note number {n} for the pipe test")]);
+    }
+    let mut child = cli
+        .command(None)
+        .args(["--tenant", "qiankun", "export"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
     let help = cli.raw(&["--help"]);
     assert!(help.status.success() && String::from_utf8_lossy(&help.stdout).contains("memorize"));
 

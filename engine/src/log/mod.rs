@@ -25,7 +25,7 @@ pub struct Recovery {
     pub removed_files: Vec<String>,
 }
 
-/// What [`Store::catch_up`] found.
+/// What [`Log::catch_up`] found.
 #[derive(Debug, Default)]
 pub struct CatchUp {
     /// The generation changed: everything was read again.
@@ -35,7 +35,7 @@ pub struct CatchUp {
     pub recovery: Recovery,
 }
 
-pub struct Store<B: Backend> {
+pub struct Log<B: Backend> {
     backend: B,
     generation: u64,
     /// Offset just after the last transaction this process has applied.
@@ -70,22 +70,22 @@ fn decode<T: serde::de::DeserializeOwned>(payload: &[u8], what: &str) -> Result<
 }
 
 fn encode<T: serde::Serialize>(value: &T) -> Result<Vec<u8>> {
-    postcard::to_stdvec(value).map_err(|e| Error::Invalid(format!("cannot encode record: {e}")))
+    postcard::to_stdvec(value).map_err(|e| Error::Internal(format!("cannot encode record: {e}")))
 }
 
-impl<B: Backend> Store<B> {
+impl<B: Backend> Log<B> {
     /// Opens (or creates) the store and recovers it: picks the newest
     /// snapshot, replays its log, cuts a torn tail, removes stale files.
-    pub fn open(backend: B, compact_after: u64) -> Result<(Store<B>, State, Recovery)> {
-        let mut store = Store {
+    pub fn open(backend: B, compact_after: u64) -> Result<(Log<B>, State, Recovery)> {
+        let mut log = Log {
             backend,
             generation: 0,
             log_end: HEADER_LEN,
             compact_after,
         };
         let mut recovery = Recovery::default();
-        let state = store.load(&mut recovery)?;
-        Ok((store, state, recovery))
+        let state = log.load(&mut recovery)?;
+        Ok((log, state, recovery))
     }
 
     pub fn backend(&self) -> &B {

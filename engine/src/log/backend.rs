@@ -123,11 +123,14 @@ impl Backend for FsBackend {
     }
 
     fn sync_dir(&self) -> io::Result<()> {
-        // Not every platform (WASI hosts included) can open a directory as a
-        // file; where it cannot, rename durability rests on the host's fs.
+        // Where the platform cannot open or sync a directory (it says
+        // "unsupported" or "invalid argument"), rename durability rests on
+        // the host's filesystem; any other failure is a real one.
+        let cannot =
+            |e: &io::Error| matches!(e.kind(), ErrorKind::Unsupported | ErrorKind::InvalidInput);
         match File::open(&self.root).and_then(|dir| dir.sync_all()) {
-            Ok(()) => Ok(()),
-            Err(_) => Ok(()),
+            Err(e) if cannot(&e) => Ok(()),
+            other => other,
         }
     }
 
@@ -177,7 +180,11 @@ impl MemBackend {
     fn dir(&self) -> MutexGuard<'_, MemDir> {
         self.inner.lock().unwrap_or_else(|e| e.into_inner())
     }
+}
 
+/// Fault injection, for tests and fuzzing only (`--features simulation`).
+#[cfg(any(test, feature = "simulation"))]
+impl MemBackend {
     /// Cuts the power after `writes` more writes; the write that hits the
     /// limit lands only its first `torn_bytes` bytes.
     pub fn cut_power_after(&self, writes: u64, torn_bytes: usize) {

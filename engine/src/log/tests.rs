@@ -22,7 +22,7 @@ fn atom(n: u128, content: &str) -> Atom {
     }
 }
 
-fn put(store: &mut Store<MemBackend>, state: &mut State, n: u128) -> Result<()> {
+fn put(store: &mut Log<MemBackend>, state: &mut State, n: u128) -> Result<()> {
     let txn = state.txn(vec![Mutation::PutAtom(atom(
         n,
         &format!("memory number {n}"),
@@ -33,11 +33,11 @@ fn put(store: &mut Store<MemBackend>, state: &mut State, n: u128) -> Result<()> 
 #[test]
 fn reopen_sees_every_commit() {
     let mem = MemBackend::new();
-    let (mut store, mut state, _) = Store::open(mem.clone(), u64::MAX).unwrap();
+    let (mut store, mut state, _) = Log::open(mem.clone(), u64::MAX).unwrap();
     for n in 1..=20 {
         put(&mut store, &mut state, n).unwrap();
     }
-    let (_, reopened, recovery) = Store::open(mem.after_power_cut(), u64::MAX).unwrap();
+    let (_, reopened, recovery) = Log::open(mem.after_power_cut(), u64::MAX).unwrap();
     assert_eq!(reopened, state);
     assert_eq!(recovery, Recovery::default());
 }
@@ -45,7 +45,7 @@ fn reopen_sees_every_commit() {
 #[test]
 fn compaction_keeps_state_and_leaves_one_generation() {
     let mem = MemBackend::new();
-    let (mut store, mut state, _) = Store::open(mem.clone(), 200).unwrap();
+    let (mut store, mut state, _) = Log::open(mem.clone(), 200).unwrap();
     for n in 1..=30 {
         put(&mut store, &mut state, n).unwrap();
     }
@@ -56,14 +56,14 @@ fn compaction_keeps_state_and_leaves_one_generation() {
         names,
         vec![log_name(store.generation()), snap_name(store.generation())]
     );
-    let (_, reopened, _) = Store::open(mem.after_power_cut(), 200).unwrap();
+    let (_, reopened, _) = Log::open(mem.after_power_cut(), 200).unwrap();
     assert_eq!(reopened, state);
 }
 
 #[test]
 fn erasing_commit_removes_the_bytes_from_every_file() {
     let mem = MemBackend::new();
-    let (mut store, mut state, _) = Store::open(mem.clone(), u64::MAX).unwrap();
+    let (mut store, mut state, _) = Log::open(mem.clone(), u64::MAX).unwrap();
     let txn = state.txn(vec![Mutation::PutAtom(atom(1, "the launch code is 0000"))]);
     store.commit(&mut state, txn).unwrap();
     let mut sealed = atom(1, "");
@@ -76,7 +76,7 @@ fn erasing_commit_removes_the_bytes_from_every_file() {
             "{name} still holds the sealed text"
         );
     }
-    let (_, reopened, _) = Store::open(mem.after_power_cut(), u64::MAX).unwrap();
+    let (_, reopened, _) = Log::open(mem.after_power_cut(), u64::MAX).unwrap();
     assert_eq!(reopened.atom(AtomId(1)).unwrap().exposure, Exposure::Sealed);
 }
 
@@ -85,7 +85,7 @@ fn power_cut_at_every_write_keeps_acknowledged_commits() {
     for torn in [0usize, 3, 9, 40] {
         for cut in 0..60u64 {
             let mem = MemBackend::new();
-            let (mut store, mut state, _) = Store::open(mem.clone(), 300).unwrap();
+            let (mut store, mut state, _) = Log::open(mem.clone(), 300).unwrap();
             mem.cut_power_after(cut, torn);
             let mut acked = Vec::new();
             for n in 1..=15 {
@@ -94,7 +94,7 @@ fn power_cut_at_every_write_keeps_acknowledged_commits() {
                 }
                 acked.push(n);
             }
-            let (_, reopened, _) = Store::open(mem.after_power_cut(), 300)
+            let (_, reopened, _) = Log::open(mem.after_power_cut(), 300)
                 .unwrap_or_else(|e| panic!("cut {cut} torn {torn}: reopen failed: {e}"));
             for n in &acked {
                 assert!(
@@ -114,12 +114,12 @@ fn power_cut_at_every_write_keeps_acknowledged_commits() {
 #[test]
 fn torn_tail_is_cut_and_reported() {
     let mem = MemBackend::new();
-    let (mut store, mut state, _) = Store::open(mem.clone(), u64::MAX).unwrap();
+    let (mut store, mut state, _) = Log::open(mem.clone(), u64::MAX).unwrap();
     put(&mut store, &mut state, 1).unwrap();
     let log = log_name(0);
     let len = mem.len(&log).unwrap().unwrap();
     mem.write_at(&log, len, &[9, 0, 0, 0, 1, 2]).unwrap();
-    let (_, reopened, recovery) = Store::open(mem.clone(), u64::MAX).unwrap();
+    let (_, reopened, recovery) = Log::open(mem.clone(), u64::MAX).unwrap();
     assert_eq!(reopened.atoms.len(), 1);
     assert_eq!(recovery.dropped_tail_bytes, 6);
     assert_eq!(mem.len(&log).unwrap(), Some(len));
@@ -128,12 +128,12 @@ fn torn_tail_is_cut_and_reported() {
 #[test]
 fn damage_in_the_middle_is_refused_not_dropped() {
     let mem = MemBackend::new();
-    let (mut store, mut state, _) = Store::open(mem.clone(), u64::MAX).unwrap();
+    let (mut store, mut state, _) = Log::open(mem.clone(), u64::MAX).unwrap();
     for n in 1..=3 {
         put(&mut store, &mut state, n).unwrap();
     }
     mem.corrupt(&log_name(0), HEADER_LEN as usize + 12);
-    match Store::open(mem.clone(), u64::MAX) {
+    match Log::open(mem.clone(), u64::MAX) {
         Err(Error::Corrupt(msg)) => assert!(msg.contains("refusing")),
         other => panic!(
             "expected corruption, got {:?}",
@@ -145,8 +145,8 @@ fn damage_in_the_middle_is_refused_not_dropped() {
 #[test]
 fn two_handles_catch_up_with_each_other() {
     let mem = MemBackend::new();
-    let (mut a, mut sa, _) = Store::open(mem.clone(), 250).unwrap();
-    let (mut b, mut sb, _) = Store::open(mem.clone(), 250).unwrap();
+    let (mut a, mut sa, _) = Log::open(mem.clone(), 250).unwrap();
+    let (mut b, mut sb, _) = Log::open(mem.clone(), 250).unwrap();
     for n in 1..=20 {
         let (store, state) = if n % 2 == 0 {
             (&mut a, &mut sa)
@@ -166,18 +166,18 @@ fn two_handles_catch_up_with_each_other() {
 fn short_reads_never_look_like_a_torn_tail() {
     let mem = MemBackend::new();
     mem.cap_reads(7);
-    let (mut store, mut state, _) = Store::open(mem.clone(), u64::MAX).unwrap();
+    let (mut store, mut state, _) = Log::open(mem.clone(), u64::MAX).unwrap();
     let big: Vec<Mutation> = (1..=300)
         .map(|n| Mutation::PutAtom(atom(n, &format!("memory number {n}"))))
         .collect();
     let txn = state.txn(big);
     store.commit(&mut state, txn).unwrap();
     put(&mut store, &mut state, 301).unwrap();
-    let (_, reopened, recovery) = Store::open(mem.clone(), u64::MAX).unwrap();
+    let (_, reopened, recovery) = Log::open(mem.clone(), u64::MAX).unwrap();
     assert_eq!(recovery.dropped_tail_bytes, 0);
     assert_eq!(reopened, state);
     // And through a snapshot too.
     store.compact(&state).unwrap();
-    let (_, reopened, _) = Store::open(mem, u64::MAX).unwrap();
+    let (_, reopened, _) = Log::open(mem, u64::MAX).unwrap();
     assert_eq!(reopened.atoms.len(), 301);
 }

@@ -8,7 +8,7 @@ use std::thread;
 use std::time::Duration;
 
 use hmg_cli::api::{MemorizeRequest, StoreConfig};
-use hmg_e2e::{hmg_binary, open, open_with};
+use hmg_e2e::{Shortcuts, hmg_binary, open, open_with};
 
 const CHILD_ENV: &str = "HMG_E2E_WRITER";
 
@@ -33,14 +33,14 @@ fn writer_child() {
         parts.next().unwrap(),
         parts.next().unwrap(),
     );
-    let mut session = open_with(Path::new(store), &small_log());
+    let mut session = open_with(Path::new(store), None, &small_log());
     for n in 0..count.parse::<u32>().unwrap() {
         let content = format!("{prefix} memory number {n}");
         let r = session
             .memorize(&MemorizeRequest {
                 content,
                 source: None,
-                scope: None,
+                scope: session.scope.clone(),
             })
             .unwrap();
         println!("ACK {} {n}", r.atom_id.unwrap());
@@ -51,7 +51,7 @@ fn spawn_writer(store: &Path, prefix: &str, count: u32) -> Child {
     Command::new(std::env::current_exe().unwrap())
         .args([
             "--exact",
-            "writer_child",
+            "durability::writer_child",
             "--nocapture",
             "--test-threads",
             "1",
@@ -109,7 +109,7 @@ fn killed_writers_lose_nothing_acknowledged() {
         acknowledged.extend(got.into_iter().map(|(id, n)| (id, round, n)));
     }
     let mut session = open(dir.path());
-    let dump = session.export(None).unwrap();
+    let dump = session.export_all().unwrap();
     for (id, round, n) in &acknowledged {
         assert!(
             dump.contains(id.as_str()),
@@ -127,7 +127,7 @@ fn killed_writers_lose_nothing_acknowledged() {
             .filter(|l| l.contains("\"type\":\"atom\""))
             .all(|l| l.contains(" memory number "))
     );
-    assert_eq!(session.stats(None).unwrap().snapshot_version, atoms);
+    assert_eq!(session.stats_all().unwrap().snapshot_version, atoms);
 }
 
 #[test]
@@ -178,9 +178,9 @@ fn concurrent_writers_and_the_cli_share_one_store() {
         .collect();
     ids.extend(cli_ids);
     let mut session = open(dir.path());
-    let stats = session.stats(None).unwrap();
+    let stats = session.stats_all().unwrap();
     assert_eq!((stats.atoms, stats.snapshot_version), (130, 130));
-    let dump = session.export(None).unwrap();
+    let dump = session.export_all().unwrap();
     for id in ids {
         assert!(dump.contains(&id), "{id} lost");
     }
@@ -202,5 +202,5 @@ fn large_transactions_reopen_whole() {
     assert_eq!((r.atoms_added, r.reason), (3000, None));
     drop(session);
     let mut session = open(dir.path());
-    assert_eq!(session.stats(None).unwrap().atoms, 3000);
+    assert_eq!(session.stats_all().unwrap().atoms, 3000);
 }

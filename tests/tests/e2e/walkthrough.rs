@@ -4,13 +4,13 @@
 //! Traditional-Chinese memories.
 
 use hmg_cli::api::*;
-use hmg_e2e::{files_containing, open, open_with_model};
+use hmg_e2e::{Shortcuts, files_containing, open, open_with_model};
 
 fn memorize(s: &mut hmg_cli::Session, content: &str) -> MemorizeResult {
     s.memorize(&MemorizeRequest {
         content: content.into(),
         source: Some("user".into()),
-        scope: None,
+        scope: s.scope.clone(),
     })
     .unwrap()
 }
@@ -19,6 +19,7 @@ fn recall(s: &mut hmg_cli::Session, query: &str) -> Vec<RecalledAtom> {
     let r = s
         .recall(&RecallRequest {
             query: query.into(),
+            scope: s.scope.clone(),
             ..Default::default()
         })
         .unwrap();
@@ -60,7 +61,8 @@ fn correct(
         action,
         reason: reason.into(),
         new_content: new.map(Into::into),
-        scope: None,
+        scope: s.scope.clone(),
+        by: None,
     })
     .unwrap()
 }
@@ -77,7 +79,8 @@ fn govern(
         action,
         reason: reason.into(),
         lesson_content: lesson.map(Into::into),
-        scope: None,
+        scope: s.scope.clone(),
+        by: None,
     })
     .unwrap()
 }
@@ -141,7 +144,7 @@ fn seed_walkthrough() {
         &pg17,
         &[&pg16],
     );
-    let h = s.history(&pg17).unwrap();
+    let h = s.history_of(&pg17).unwrap();
     assert_eq!(h.relations.supersedes, std::slice::from_ref(&pg16));
     assert_eq!(h.corrections[0].reason, "已升級到 PostgreSQL 17");
 
@@ -173,6 +176,7 @@ fn seed_walkthrough() {
         .recall(&RecallRequest {
             query: "MongoDB 會話快取".into(),
             include_negated: Some(true),
+            scope: s.scope.clone(),
             ..Default::default()
         })
         .unwrap();
@@ -233,7 +237,7 @@ fn seed_walkthrough() {
         let r = correct(&mut s, &kong, action, "ladder", None);
         assert_eq!(r.effect, want, "{action:?}: {r:?}");
     }
-    let view = s.history(&kong).unwrap().current.unwrap();
+    let view = s.history_of(&kong).unwrap().current.unwrap();
     assert_eq!(
         view.epistemic,
         Epistemic::Possible,
@@ -247,7 +251,7 @@ fn seed_walkthrough() {
     );
     let id = r.atom_id.unwrap();
     assert_eq!(
-        s.history(&id).unwrap().current.unwrap().content,
+        s.history_of(&id).unwrap().current.unwrap().content,
         "staging 連線 [REDACTED:connection_string]"
     );
     let r = memorize(&mut s, "password=hunter2");
@@ -272,13 +276,13 @@ fn seed_walkthrough() {
         files_containing(dir.path(), "pg_admin_123"),
         Vec::<std::path::PathBuf>::new()
     );
-    let of_lesson = s.history(&lesson).unwrap();
+    let of_lesson = s.history_of(&lesson).unwrap();
     assert_eq!(
         of_lesson.relations.related_lessons,
         std::slice::from_ref(&secret)
     );
     assert!(of_lesson.exposure_history.is_empty());
-    let of_secret = s.history(&secret).unwrap();
+    let of_secret = s.history_of(&secret).unwrap();
     assert_eq!(
         of_secret.current.as_ref().unwrap().content,
         "[governed payload hidden: sealed]"
@@ -337,7 +341,7 @@ fn seed_walkthrough() {
     );
     assert!(files_containing(dir.path(), "0912-345-678").is_empty());
     assert_eq!(
-        s.history(&gone).unwrap().current.unwrap().content,
+        s.history_of(&gone).unwrap().current.unwrap().content,
         "[governed payload hidden: tombstoned]"
     );
 
@@ -347,16 +351,16 @@ fn seed_walkthrough() {
         .handoff(&HandoffRequest {
             summary: summary.into(),
             source: None,
-            scope: None,
+            scope: s.scope.clone(),
         })
         .unwrap();
     assert_eq!(r.effect, Effect::Applied);
-    let brief = s.brief(None, false).unwrap();
+    let brief = s.brief_here().unwrap();
     assert!(brief.text.find("login.py").unwrap() < brief.text.find("Recent decisions").unwrap());
     assert_eq!(brief.atom_ids[0], r.atom_id.unwrap());
 
     // Stats.
-    let stats = s.stats(None).unwrap();
+    let stats = s.stats_all().unwrap();
     assert_eq!(stats.atoms, 14);
     assert_eq!(stats.edges, 4);
     assert_eq!(stats.indexes.keyword, 12);
@@ -377,7 +381,7 @@ fn seed_walkthrough() {
     assert!(before.contains(&back));
     drop(s);
     let mut s = open_with_model(dir.path());
-    assert_eq!(s.stats(None).unwrap(), stats);
+    assert_eq!(s.stats_all().unwrap(), stats);
     let after: Vec<String> = recall(&mut s, "資料庫選型")
         .into_iter()
         .map(|h| h.atom_id)
@@ -398,7 +402,7 @@ fn export_import_round_trip_through_the_component() {
         "升級",
         Some("前端用 React 19"),
     );
-    let dump = s.export(None).unwrap();
+    let dump = s.export_all().unwrap();
     let b = tempfile::tempdir().unwrap();
     let mut t = open(b.path());
     let r = t.import(&dump).unwrap();
@@ -409,7 +413,7 @@ fn export_import_round_trip_through_the_component() {
     let r = t.import(&dump).unwrap();
     assert_eq!((r.atoms_added, r.atoms_skipped), (0, 2));
     assert_eq!(
-        t.export(None).unwrap().lines().skip(1).collect::<Vec<_>>(),
+        t.export_all().unwrap().lines().skip(1).collect::<Vec<_>>(),
         dump.lines().skip(1).collect::<Vec<_>>()
     );
 }

@@ -1,0 +1,14 @@
+//! End-to-end tests of the built artefacts, in one test binary (one link of
+//! wasmtime and cranelift instead of five):
+//!
+//! - [`walkthrough`] — the seed walk-through through the component on wasmtime;
+//! - [`cli`] — the same through the `hmg` binary with `--json`;
+//! - [`durability`] — SIGKILLed writers, concurrent processes, large transactions;
+//! - [`mcp_sdk`] — the real `hmg-mcp` driven by the official MCP TypeScript SDK;
+//! - [`browser`] — the browser host in headless Chromium.
+
+mod browser;
+mod cli;
+mod durability;
+mod mcp_sdk;
+mod walkthrough;
