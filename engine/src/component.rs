@@ -141,43 +141,36 @@ same_enum!(
     }
 );
 
-impl From<wit::Scope> for Scope {
-    fn from(s: wit::Scope) -> Scope {
-        let wit::Scope {
-            tenant_id,
-            workspace,
-            repository,
-            branch,
-            session,
-        } = s;
-        Scope {
-            tenant_id,
-            workspace,
-            repository,
-            branch,
-            session,
+/// A WIT record and its domain twin with the same fields, each listed once:
+/// the destructuring on both sides is exhaustive, so a field added to one
+/// side only does not compile.
+macro_rules! same_record {
+    ($wit:path, $domain:path { $($field:ident),+ $(,)? }) => {
+        impl From<$wit> for $domain {
+            fn from(v: $wit) -> Self {
+                let $wit { $($field),+ } = v;
+                $domain { $($field),+ }
+            }
         }
-    }
+        impl From<$domain> for $wit {
+            fn from(v: $domain) -> Self {
+                let $domain { $($field),+ } = v;
+                $wit { $($field),+ }
+            }
+        }
+    };
 }
 
-impl From<Scope> for wit::Scope {
-    fn from(s: Scope) -> wit::Scope {
-        let Scope {
-            tenant_id,
-            workspace,
-            repository,
-            branch,
-            session,
-        } = s;
-        wit::Scope {
-            tenant_id,
-            workspace,
-            repository,
-            branch,
-            session,
-        }
+same_record!(
+    wit::Scope,
+    Scope {
+        tenant_id,
+        workspace,
+        repository,
+        branch,
+        session
     }
-}
+);
 
 impl From<wit::StoreFilter> for Filter {
     fn from(f: wit::StoreFilter) -> Filter {

@@ -147,20 +147,11 @@ impl Gen<'_> {
         )
         .unwrap();
         for (from, to) in [("wit", "api"), ("api", "wit")] {
-            let arms: Vec<String> = e
-                .cases
-                .iter()
-                .map(|c| {
-                    let case = pascal(&c.name);
-                    format!("            {from}::{name}::{case} => {to}::{name}::{case},")
-                })
-                .collect();
-            writeln!(
-                convert,
-                "impl From<{from}::{name}> for {to}::{name} {{\n    fn from(v: {from}::{name}) -> Self {{\n        match v {{\n{}\n        }}\n    }}\n}}\n",
-                arms.join("\n")
-            )
-            .unwrap();
+            let arms = e.cases.iter().map(|c| {
+                let case = pascal(&c.name);
+                format!("{from}::{name}::{case} => {to}::{name}::{case},")
+            });
+            from_by_match(convert, name, from, to, arms);
         }
     }
 
@@ -182,28 +173,17 @@ impl Gen<'_> {
         }
         api.push_str("}\n\n");
         for (from, to) in [("wit", "api"), ("api", "wit")] {
-            let arms: Vec<String> = v
-                .cases
-                .iter()
-                .map(|c| {
-                    let case = pascal(&c.name);
-                    match &c.ty {
-                        Some(ty) => format!(
-                            "            {from}::{name}::{case}(x) => {to}::{name}::{case}({}),",
-                            self.convert_expr(ty, "x")
-                        ),
-                        None => {
-                            format!("            {from}::{name}::{case} => {to}::{name}::{case},")
-                        }
-                    }
-                })
-                .collect();
-            writeln!(
-                convert,
-                "impl From<{from}::{name}> for {to}::{name} {{\n    fn from(v: {from}::{name}) -> Self {{\n        match v {{\n{}\n        }}\n    }}\n}}\n",
-                arms.join("\n")
-            )
-            .unwrap();
+            let arms = v.cases.iter().map(|c| {
+                let case = pascal(&c.name);
+                match &c.ty {
+                    Some(ty) => format!(
+                        "{from}::{name}::{case}(x) => {to}::{name}::{case}({}),",
+                        self.convert_expr(ty, "x")
+                    ),
+                    None => format!("{from}::{name}::{case} => {to}::{name}::{case},"),
+                }
+            });
+            from_by_match(convert, name, from, to, arms);
         }
     }
 
@@ -282,6 +262,25 @@ impl Gen<'_> {
             _ => format!("{expr}.into()"),
         }
     }
+}
+
+/// `impl From<from::name> for to::name` as one exhaustive match.
+fn from_by_match(
+    out: &mut String,
+    name: &str,
+    from: &str,
+    to: &str,
+    arms: impl Iterator<Item = String>,
+) {
+    writeln!(
+        out,
+        "impl From<{from}::{name}> for {to}::{name} {{\n    fn from(v: {from}::{name}) -> Self {{\n        match v {{"
+    )
+    .unwrap();
+    for arm in arms {
+        writeln!(out, "            {arm}").unwrap();
+    }
+    out.push_str("        }\n    }\n}\n\n");
 }
 
 /// The doc marker of an option field that JSON shows as `null` rather than
