@@ -135,6 +135,7 @@ fn main() {
             Signals {
                 keyword: true,
                 semantic: false,
+                graph: false,
             },
         ),
         (
@@ -142,6 +143,14 @@ fn main() {
             Signals {
                 keyword: false,
                 semantic: true,
+                graph: false,
+            },
+        ),
+        (
+            "hybrid-no-graph",
+            Signals {
+                graph: false,
+                ..Signals::default()
             },
         ),
         ("hybrid", Signals::default()),

@@ -303,7 +303,14 @@ fn main() {
         .nth(1)
         .unwrap_or_else(|| "../shared/bench/locomo-dev.json".into());
     let data = load(&path);
-    let systems: [&str; 5] = ["bm25", "cosine", "keyword", "semantic", "hybrid"];
+    let systems: [&str; 6] = [
+        "bm25",
+        "cosine",
+        "keyword",
+        "semantic",
+        "hybrid-no-graph",
+        "hybrid",
+    ];
     let embedder = SharedEmbedder::load("locomo");
     // Embed every turn and question up front, in batches (the cache keeps them).
     let turns_text: Vec<&str> = data
@@ -330,6 +337,7 @@ fn main() {
                     Signals {
                         keyword: true,
                         semantic: false,
+                        graph: false,
                     },
                     &embedder,
                 )),
@@ -341,6 +349,18 @@ fn main() {
                     Signals {
                         keyword: false,
                         semantic: true,
+                        graph: false,
+                    },
+                    &embedder,
+                )),
+            ),
+            (
+                "hybrid-no-graph",
+                Box::new(Hmg::new(
+                    turns,
+                    Signals {
+                        graph: false,
+                        ..Signals::default()
                     },
                     &embedder,
                 )),

@@ -6,6 +6,8 @@
 use std::cell::RefCell;
 
 use crate::atom::{self, AtomId};
+use crate::capture;
+use crate::graph::EntityType;
 use crate::log::backend::FsBackend;
 use crate::memory::{Config, Memory, SystemEnv};
 use crate::ops::{self, Effect};
@@ -161,6 +163,55 @@ macro_rules! same_record {
     };
 }
 
+same_enum!(
+    wit::EntityType,
+    EntityType {
+        Person,
+        Organisation,
+        Project,
+        Technology,
+        Product,
+        Service,
+        File,
+        Place,
+        Code,
+        Other,
+    }
+);
+same_enum!(
+    wit::CaptureMode,
+    capture::Mode {
+        Strict,
+        Standard,
+        Relaxed
+    }
+);
+same_enum!(wit::Speaker, capture::Role { User, Assistant });
+same_enum!(
+    wit::CaptureSignal,
+    capture::Signal {
+        Remember,
+        Forget,
+        Profile,
+        Possession,
+        Preference,
+        AssistantStyle,
+        Decision,
+        Constraint,
+        Fact,
+    }
+);
+same_enum!(
+    wit::Exclusion,
+    capture::Exclusion {
+        Question,
+        ChitChat,
+        Code,
+        TimeBound,
+        BugReport,
+    }
+);
+
 same_record!(
     wit::Scope,
     Scope {
@@ -263,6 +314,7 @@ impl GuestStore for StoreResource {
             scope: req.scope.into(),
             remote: req.remote.unwrap_or(false),
             explain: req.explain.unwrap_or(false),
+            include_graph: req.include_graph.unwrap_or(false),
         };
         let r = self.with(|m| m.recall(&req))?;
         let atoms = r
@@ -293,6 +345,10 @@ impl GuestStore for StoreResource {
         Ok(wit::RecallResult {
             atoms,
             reason: r.reason,
+            graph: r.graph.map(|(nodes, edges)| wit::GraphExpansion {
+                nodes: nodes.into_iter().map(node).collect(),
+                edges: edges.into_iter().map(graph_edge).collect(),
+            }),
         })
     }
 
@@ -383,6 +439,7 @@ impl GuestStore for StoreResource {
                     by: e.by,
                 })
                 .collect(),
+            triples: r.triples.into_iter().map(graph_edge).collect(),
             reason: r.reason,
         })
     }
@@ -429,9 +486,161 @@ impl GuestStore for StoreResource {
             atoms_skipped: r.atoms_skipped,
             edges_added: r.edges_added,
             events_added: r.events_added,
+            triples_added: r.triples_added,
             rejected_lines: r.rejected_lines,
             reason: r.reason,
         })
+    }
+
+    fn extract_entities(&self, text: String) -> WitResult<wit::ExtractResult> {
+        Ok(wit::ExtractResult {
+            entities: ops::extract_entities(&text)
+                .into_iter()
+                .map(|(name, kind)| wit::NamedEntity {
+                    name,
+                    type_: kind.into(),
+                })
+                .collect(),
+        })
+    }
+
+    fn neighborhood(&self, req: wit::NeighborhoodRequest) -> WitResult<wit::NeighborhoodResult> {
+        let req = ops::NeighborhoodRequest {
+            entity: req.entity,
+            depth: req.depth,
+            limit: req.limit,
+            within: within(req.scope, req.remote, req.include_invalid),
+        };
+        let r = self.with(|m| m.neighborhood(&req))?;
+        Ok(wit::NeighborhoodResult {
+            nodes: r.nodes.into_iter().map(node).collect(),
+            edges: r.edges.into_iter().map(graph_edge).collect(),
+            truncated: r.truncated,
+            reason: r.reason,
+        })
+    }
+
+    fn shortest_path(&self, req: wit::PathRequest) -> WitResult<wit::PathResult> {
+        let req = ops::PathRequest {
+            from: req.from,
+            to: req.to,
+            max_depth: req.max_depth,
+            within: within(req.scope, req.remote, None),
+        };
+        let r = self.with(|m| m.shortest_path(&req))?;
+        Ok(wit::PathResult {
+            found: r.found,
+            nodes: r.nodes.into_iter().map(node).collect(),
+            edges: r.edges.into_iter().map(graph_edge).collect(),
+            reason: r.reason,
+        })
+    }
+
+    fn relate(&self, req: wit::RelateRequest) -> WitResult<wit::RelateResult> {
+        let req = ops::RelateRequest {
+            source: req.source,
+            relation: req.relation,
+            target: req.target,
+            source_type: req.source_type.map(Into::into),
+            target_type: req.target_type.map(Into::into),
+            scope: req.scope.into(),
+            by: req.by,
+        };
+        let r = self.with(|m| m.relate(&req))?;
+        Ok(wit::RelateResult {
+            effect: r.effect.into(),
+            atom_id: r.atom_id.map(id),
+            reason: r.reason,
+        })
+    }
+
+    fn graph_view(&self, req: wit::GraphViewRequest) -> WitResult<wit::GraphViewResult> {
+        let req = ops::ViewRequest {
+            within: within(req.scope, req.remote, None),
+            limit: req.limit,
+            kinds: req
+                .types
+                .unwrap_or_default()
+                .into_iter()
+                .map(Into::into)
+                .collect(),
+        };
+        let r = self.with(|m| m.graph_view(&req))?;
+        Ok(wit::GraphViewResult {
+            nodes: r.nodes.into_iter().map(node).collect(),
+            mentions: r
+                .mentions
+                .into_iter()
+                .map(|m| wit::Mention {
+                    atom_id: id(m.atom_id),
+                    entity: m.entity,
+                })
+                .collect(),
+            edges: r.edges.into_iter().map(graph_edge).collect(),
+            truncated: r.truncated,
+        })
+    }
+
+    fn observe(&self, req: wit::ObserveRequest) -> WitResult<wit::ObserveResult> {
+        let req = ops::ObserveRequest {
+            turn: req.turn,
+            mode: req.mode.map(Into::into).unwrap_or_default(),
+            role: req.role.map(Into::into).unwrap_or_default(),
+            dry_run: req.dry_run.unwrap_or(false),
+            scope: req.scope.into(),
+            by: req.by,
+        };
+        let r = self.with(|m| m.observe(&req))?;
+        Ok(wit::ObserveResult {
+            mode: r.mode.into(),
+            threshold: r.threshold,
+            excluded: r.excluded.map(Into::into),
+            candidates: r
+                .candidates
+                .into_iter()
+                .map(|c| wit::CaptureCandidate {
+                    content: c.content,
+                    signal: c.signal.into(),
+                    confidence: c.confidence,
+                    captured: c.captured,
+                    atom_id: c.atom_id.map(id),
+                    effect: c.effect.map(Into::into),
+                    reason: c.reason,
+                })
+                .collect(),
+            reason: r.reason,
+        })
+    }
+}
+
+fn within(
+    scope: wit::Scope,
+    remote: Option<bool>,
+    include_invalid: Option<bool>,
+) -> ops::GraphScope {
+    ops::GraphScope {
+        scope: scope.into(),
+        remote: remote.unwrap_or(false),
+        include_invalid: include_invalid.unwrap_or(false),
+    }
+}
+
+fn node(n: ops::Node) -> wit::GraphNode {
+    wit::GraphNode {
+        name: n.name,
+        type_: n.kind.into(),
+        atom_count: n.atom_count,
+    }
+}
+
+fn graph_edge(e: ops::GraphEdge) -> wit::GraphEdge {
+    wit::GraphEdge {
+        source: e.source,
+        relation: e.relation,
+        target: e.target,
+        atom_id: id(e.atom_id),
+        valid_at: time(e.valid_at),
+        invalid_at: e.invalid_at.map(time),
     }
 }
 

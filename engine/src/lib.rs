@@ -26,10 +26,12 @@
 //! - [`memory`] — an open store; [`ops`] — one file per operation.
 
 pub mod atom;
+pub mod capture;
 #[cfg(target_arch = "wasm32")]
 mod component;
 pub mod embed;
 pub mod error;
+pub mod graph;
 pub mod index;
 pub mod log;
 pub mod memory;

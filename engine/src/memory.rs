@@ -79,6 +79,7 @@ pub struct Config {
 pub struct Signals {
     pub keyword: bool,
     pub semantic: bool,
+    pub graph: bool,
 }
 
 impl Default for Signals {
@@ -86,6 +87,7 @@ impl Default for Signals {
         Signals {
             keyword: true,
             semantic: true,
+            graph: true,
         }
     }
 }
@@ -182,7 +184,7 @@ impl<B: Backend> Memory<B> {
         }
         for id in ids {
             if let Some(atom) = self.state.atoms.get(&id) {
-                self.indexes.upsert(atom, &self.state.vectors);
+                self.indexes.upsert(atom, &self.state);
             }
         }
     }

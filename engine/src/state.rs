@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::atom::{Atom, AtomId, Edge, Event};
 use crate::error::{Error, Result};
+use crate::graph::index::SuppliedTriple;
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct State {
@@ -22,6 +23,16 @@ pub struct State {
     /// version-1 layout of `State` is unchanged.
     #[serde(skip)]
     pub vectors: Vectors,
+    /// Triples callers supplied, by the atom that states them. Stored beside
+    /// the state (a third snapshot frame, `Relate` log records).
+    #[serde(skip)]
+    pub supplied: Supplied,
+}
+
+/// The triples callers supplied (`relate`, import), by their atom.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Supplied {
+    pub triples: BTreeMap<AtomId, Vec<SuppliedTriple>>,
 }
 
 /// Embeddings made by one model, as little-endian f16 (2 bytes per dimension).
@@ -58,6 +69,11 @@ pub enum Mutation {
         /// f16 little-endian, `dim` values.
         vector: Vec<u8>,
     },
+    /// A caller's triple, stated by an atom (format version 3).
+    Relate {
+        atom: AtomId,
+        triple: SuppliedTriple,
+    },
 }
 
 impl Txn {
@@ -65,7 +81,7 @@ impl Txn {
     pub fn touched(&self) -> impl Iterator<Item = AtomId> + '_ {
         self.mutations.iter().filter_map(|m| match m {
             Mutation::PutAtom(a) => Some(a.id),
-            Mutation::Embed { atom, .. } => Some(*atom),
+            Mutation::Embed { atom, .. } | Mutation::Relate { atom, .. } => Some(*atom),
             _ => None,
         })
     }
@@ -138,6 +154,10 @@ impl State {
                     if stale {
                         self.vectors.rows.remove(&atom.id);
                     }
+                    if atom.exposure.destroyed() {
+                        // Entity names can be secrets: they go with the content.
+                        self.supplied.triples.remove(&atom.id);
+                    }
                     self.atoms.insert(atom.id, atom);
                 }
                 Mutation::AddEdge(edge) => self.edges.push(edge),
@@ -152,6 +172,19 @@ impl State {
                     atom,
                     vector,
                 } => self.vectors.put(model, atom, vector, &self.atoms),
+                Mutation::Relate { atom, triple } => {
+                    let alive = self
+                        .atoms
+                        .get(&atom)
+                        .is_some_and(|a| !a.exposure.destroyed());
+                    let list = self.supplied.triples.entry(atom).or_default();
+                    if alive && !list.contains(&triple) {
+                        list.push(triple);
+                    }
+                    if list.is_empty() {
+                        self.supplied.triples.remove(&atom);
+                    }
+                }
             }
         }
         self.version = txn.version;

@@ -157,4 +157,34 @@ impl Session {
     pub fn import(&mut self, jsonl: &str) -> Result<api::ImportResult> {
         call!(self, call_import(jsonl))
     }
+
+    pub fn extract_entities(&mut self, text: &str) -> Result<api::ExtractResult> {
+        call!(self, call_extract_entities(text))
+    }
+
+    pub fn neighborhood(
+        &mut self,
+        req: &api::NeighborhoodRequest,
+    ) -> Result<api::NeighborhoodResult> {
+        call!(self, call_neighborhood(&req.clone().into()))
+    }
+
+    pub fn shortest_path(&mut self, req: &api::PathRequest) -> Result<api::PathResult> {
+        call!(self, call_shortest_path(&req.clone().into()))
+    }
+
+    /// `req.by` defaults to the session's actor.
+    pub fn relate(&mut self, req: &api::RelateRequest) -> Result<api::RelateResult> {
+        let mut req = req.clone();
+        req.by.get_or_insert_with(|| self.by.clone());
+        call!(self, call_relate(&req.into()))
+    }
+
+    pub fn graph_view(&mut self, req: &api::GraphViewRequest) -> Result<api::GraphViewResult> {
+        call!(self, call_graph_view(&req.clone().into()))
+    }
+
+    pub fn observe(&mut self, req: &api::ObserveRequest) -> Result<api::ObserveResult> {
+        call!(self, call_observe(&req.clone().into()))
+    }
 }

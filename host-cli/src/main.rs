@@ -15,6 +15,8 @@ use hmg_cli::api::{self, Effect};
 use hmg_cli::{Runtime, Session, SessionOptions, default_cache_dir, locate, open_session, render};
 use serde::Serialize;
 
+mod hook;
+
 const REFUSED: u8 = 3;
 
 #[derive(Parser)]
@@ -70,6 +72,7 @@ impl Global {
             branch: self.branch.clone(),
             session: self.session.clone(),
             by: None,
+            cwd: None,
         })
     }
 }
@@ -110,6 +113,13 @@ enum Command {
     },
     /// Import JSON Lines written by export ("-" for stdin); idempotent.
     Import { file: PathBuf },
+    /// The knowledge graph: entities, neighbourhoods, paths, your own triples.
+    Graph {
+        #[command(subcommand)]
+        op: GraphOp,
+    },
+    /// Capture what a conversation turn says to remember ("-" reads stdin).
+    Observe(ObserveArgs),
     /// Agent hooks.
     Hook {
         #[command(subcommand)]
@@ -145,6 +155,69 @@ struct RecallArgs {
     /// Act as a remote caller: personal memories stay hidden.
     #[arg(long)]
     remote: bool,
+    /// Also show the query's entities and the edges around them.
+    #[arg(long)]
+    graph: bool,
+}
+
+#[derive(Subcommand)]
+enum GraphOp {
+    /// The entities of a text ("-" reads stdin).
+    Entities { text: Vec<String> },
+    /// Entities within N hops of one, and the edges between them.
+    Neighborhood {
+        name: String,
+        /// Hops, 1-4.
+        #[arg(long, default_value_t = 1)]
+        depth: u32,
+        /// Most edges.
+        #[arg(long)]
+        limit: Option<u32>,
+        /// Also triples of replaced memories.
+        #[arg(long)]
+        include_invalid: bool,
+    },
+    /// The shortest chain of edges between two entities.
+    Path {
+        from: String,
+        to: String,
+        /// Most hops searched, 1-6.
+        #[arg(long)]
+        max_depth: Option<u32>,
+    },
+    /// Store a triple you already know: SOURCE RELATION TARGET.
+    Relate {
+        source: String,
+        relation: String,
+        target: String,
+        #[arg(long, value_enum)]
+        source_type: Option<api::EntityType>,
+        #[arg(long, value_enum)]
+        target_type: Option<api::EntityType>,
+    },
+    /// The newest memories with their entities (what the graph page draws).
+    View {
+        /// Most memories shown.
+        #[arg(long)]
+        limit: Option<u32>,
+        /// Only entities of these types.
+        #[arg(long = "type", value_enum)]
+        types: Vec<api::EntityType>,
+    },
+}
+
+#[derive(Args)]
+struct ObserveArgs {
+    turn: Vec<String>,
+    /// strict (0.85), standard (0.65) or relaxed (0.50).
+    #[arg(long, value_enum, default_value = "standard")]
+    mode: api::CaptureMode,
+    /// Who said the turn.
+    #[arg(long, value_enum, default_value = "user")]
+    role: api::Speaker,
+    /// Say what would be captured; write nothing.
+    #[arg(long)]
+    dry_run: bool,
 }
 
 #[derive(Args)]
@@ -193,6 +266,11 @@ struct LevelFlags {
 enum Hook {
     /// Print the brief as Claude Code SessionStart hook JSON (additionalContext).
     SessionStart,
+    /// Claude Code UserPromptSubmit: reads the hook JSON on stdin (`prompt`,
+    /// `session_id`, `cwd`), captures what the prompt says to remember (in
+    /// that session), and prints the relevant memories as additionalContext.
+    /// Gives up quietly after $HMG_HOOK_TIMEOUT_MS (default 5000).
+    UserPromptSubmit,
 }
 
 fn main() -> ExitCode {
@@ -260,10 +338,15 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Brief { budget } => brief(g, budget),
         Command::Export { all, output } => export(g, all, output),
         Command::Import { file } => import(g, &file),
+        Command::Graph { op } => graph(g, op),
+        Command::Observe(args) => observe(g, args),
         Command::Prepare => prepare(g),
         Command::Hook {
             hook: Hook::SessionStart,
         } => session_start(g),
+        Command::Hook {
+            hook: Hook::UserPromptSubmit,
+        } => hook::user_prompt_submit(g),
     }
 }
 
@@ -294,6 +377,7 @@ fn recall(g: &Global, args: RecallArgs) -> Result<ExitCode> {
         scope: session.scope.clone(),
         remote: Some(args.remote),
         explain: Some(args.explain),
+        include_graph: Some(args.graph),
     })?;
     print(g, &r, render::recall)?;
     Ok(refused_if(r.reason.is_some()))
@@ -424,6 +508,98 @@ fn prepare(g: &Global) -> Result<ExitCode> {
         )
     })?;
     Ok(ExitCode::SUCCESS)
+}
+
+fn graph(g: &Global, op: GraphOp) -> Result<ExitCode> {
+    match op {
+        GraphOp::Entities { text } => {
+            let text = text_arg(&text, "text")?;
+            let mut session = g.open()?;
+            let r = session.extract_entities(&text)?;
+            print(g, &r, render::entities)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        GraphOp::Neighborhood {
+            name,
+            depth,
+            limit,
+            include_invalid,
+        } => {
+            let mut session = g.open()?;
+            let r = session.neighborhood(&api::NeighborhoodRequest {
+                entity: name,
+                depth: Some(depth),
+                limit,
+                include_invalid: Some(include_invalid),
+                scope: session.scope.clone(),
+                remote: None,
+            })?;
+            print(g, &r, render::neighborhood)?;
+            Ok(refused_if(r.reason.is_some()))
+        }
+        GraphOp::Path {
+            from,
+            to,
+            max_depth,
+        } => {
+            let mut session = g.open()?;
+            let r = session.shortest_path(&api::PathRequest {
+                from,
+                to,
+                max_depth,
+                scope: session.scope.clone(),
+                remote: None,
+            })?;
+            print(g, &r, render::path)?;
+            Ok(refused_if(r.reason.is_some()))
+        }
+        GraphOp::Relate {
+            source,
+            relation,
+            target,
+            source_type,
+            target_type,
+        } => {
+            let mut session = g.open()?;
+            let r = session.relate(&api::RelateRequest {
+                source,
+                relation,
+                target,
+                source_type,
+                target_type,
+                scope: session.scope.clone(),
+                by: None,
+            })?;
+            print(g, &r, render::relate)?;
+            Ok(exit_for(r.effect))
+        }
+        GraphOp::View { limit, types } => {
+            let mut session = g.open()?;
+            let r = session.graph_view(&api::GraphViewRequest {
+                scope: session.scope.clone(),
+                remote: None,
+                limit,
+                types: (!types.is_empty()).then_some(types),
+            })?;
+            print(g, &r, render::graph_view)?;
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+fn observe(g: &Global, args: ObserveArgs) -> Result<ExitCode> {
+    let turn = text_arg(&args.turn, "turn")?;
+    let mut session = g.open()?;
+    let r = session.observe(&api::ObserveRequest {
+        turn,
+        mode: Some(args.mode),
+        role: Some(args.role),
+        dry_run: Some(args.dry_run),
+        scope: session.scope.clone(),
+        by: None,
+    })?;
+    print(g, &r, render::observe)?;
+    Ok(refused_if(r.reason.is_some()))
 }
 
 fn session_start(g: &Global) -> Result<ExitCode> {

@@ -90,6 +90,15 @@ pub fn recall(r: &api::RecallResult) -> String {
             ));
         }
     }
+    if let Some(graph) = &r.graph {
+        out.push(format!(
+            "graph: {} entities, {} edges",
+            graph.nodes.len(),
+            graph.edges.len()
+        ));
+        out.extend(graph.nodes.iter().map(node_line));
+        out.extend(graph.edges.iter().map(edge_line));
+    }
     out.join("\n")
 }
 
@@ -135,6 +144,9 @@ pub fn history(r: &api::HistoryResult) -> String {
             c.reason
         ));
     }
+    for t in &r.triples {
+        out.push(format!("  triple {}", edge_line(t).trim_start()));
+    }
     for e in &r.exposure_history {
         out.push(format!(
             "  exposure {} -> {} at {} by {}: {}",
@@ -144,6 +156,116 @@ pub fn history(r: &api::HistoryResult) -> String {
             e.by,
             e.reason
         ));
+    }
+    out.join("\n")
+}
+
+pub fn entities(r: &api::ExtractResult) -> String {
+    if r.entities.is_empty() {
+        return "no entities".into();
+    }
+    r.entities
+        .iter()
+        .map(|e| format!("{:<12} {}", e.type_.as_str(), e.name))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn edge_line(e: &api::GraphEdge) -> String {
+    let until = e
+        .invalid_at
+        .as_deref()
+        .map(|t| format!(" (until {})", t.get(..10).unwrap_or(t)))
+        .unwrap_or_default();
+    format!(
+        "  {} -[{}]-> {}  · {}{until}",
+        e.source, e.relation, e.target, e.atom_id
+    )
+}
+
+fn node_line(n: &api::GraphNode) -> String {
+    format!(
+        "  {} ({}, {} memories)",
+        n.name,
+        n.type_.as_str(),
+        n.atom_count
+    )
+}
+
+pub fn neighborhood(r: &api::NeighborhoodResult) -> String {
+    if let Some(reason) = &r.reason {
+        return format!("rejected: {reason}");
+    }
+    let mut out = vec![format!(
+        "{} entities, {} edges{}",
+        r.nodes.len(),
+        r.edges.len(),
+        if r.truncated { " (truncated)" } else { "" }
+    )];
+    out.extend(r.nodes.iter().map(node_line));
+    out.extend(r.edges.iter().map(edge_line));
+    out.join("\n")
+}
+
+pub fn path(r: &api::PathResult) -> String {
+    if let Some(reason) = &r.reason {
+        return format!("rejected: {reason}");
+    }
+    if !r.found {
+        return "no path within the depth searched".into();
+    }
+    let names: Vec<&str> = r.nodes.iter().map(|n| n.name.as_str()).collect();
+    let mut out = vec![names.join(" → ")];
+    out.extend(r.edges.iter().map(edge_line));
+    out.join("\n")
+}
+
+pub fn relate(r: &api::RelateResult) -> String {
+    effect_line(r.effect, r.atom_id.as_deref(), r.reason.as_deref())
+}
+
+pub fn graph_view(r: &api::GraphViewResult) -> String {
+    let mut out = vec![format!(
+        "{} entities, {} mentions, {} triples{}",
+        r.nodes.len(),
+        r.mentions.len(),
+        r.edges.len(),
+        if r.truncated { " (truncated)" } else { "" }
+    )];
+    out.extend(r.nodes.iter().map(node_line));
+    out.extend(r.edges.iter().map(edge_line));
+    out.join("\n")
+}
+
+pub fn observe(r: &api::ObserveResult) -> String {
+    if let Some(reason) = &r.reason {
+        return format!("rejected: {reason}");
+    }
+    let mut out = Vec::new();
+    if let Some(why) = r.excluded {
+        out.push(format!("not captured: {}", why.as_str()));
+    }
+    if r.candidates.is_empty() && r.excluded.is_none() {
+        out.push("nothing to capture".into());
+    }
+    for c in &r.candidates {
+        let what = match (c.captured, c.effect) {
+            (true, Some(api::Effect::Applied)) => {
+                format!("captured {}", c.atom_id.as_deref().unwrap_or(""))
+            }
+            (_, Some(api::Effect::NoOp)) => "already known".into(),
+            (true, None) => "would capture".into(),
+            _ => "skipped".into(),
+        };
+        out.push(format!(
+            "{:.2} {:<15} {what}: {}",
+            c.confidence,
+            c.signal.as_str(),
+            c.content
+        ));
+        if let Some(reason) = &c.reason {
+            out.push(format!("     {reason}"));
+        }
     }
     out.join("\n")
 }

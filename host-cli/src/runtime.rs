@@ -198,6 +198,8 @@ pub struct SessionOptions {
     pub session: Option<String>,
     /// The actor recorded in audit records (default: the tenant).
     pub by: Option<String>,
+    /// Infer the scope from this directory instead of the working one.
+    pub cwd: Option<PathBuf>,
 }
 
 /// Opens the session both native hosts use: the store directory and scope
@@ -210,7 +212,10 @@ pub fn open_session(options: &SessionOptions) -> Result<Session> {
         Some(t) => t.clone(),
         None => locate::tenant(&store),
     };
-    let cwd = std::env::current_dir().context("cannot read the working directory")?;
+    let cwd = match &options.cwd {
+        Some(dir) => dir.clone(),
+        None => std::env::current_dir().context("cannot read the working directory")?,
+    };
     let mut scope = locate::infer_scope(&cwd, tenant.clone());
     for (slot, flag) in [
         (&mut scope.workspace, &options.workspace),

@@ -1,7 +1,9 @@
-//! `hmg-mcp`: the HMG MCP server. Six tools with exactly the fields of the
-//! MCP reference (seed 003) — `memory_memorize`, `memory_recall`,
-//! `memory_correct`, `memory_govern`, `memory_handoff`, `memory_stats` — over
-//! the same engine component as the CLI (host-cli's [`Session`]).
+//! `hmg-mcp`: the HMG MCP server. The six tools of the MCP reference (seed
+//! 003) with exactly its fields — `memory_memorize`, `memory_recall` (plus
+//! `include_graph`), `memory_correct`, `memory_govern`, `memory_handoff`,
+//! `memory_stats` — and two more: `memory_graph` (entities, neighbourhood,
+//! path, relate) and `memory_observe` (capture from a conversation turn),
+//! over the same engine component as the CLI (host-cli's [`Session`]).
 //!
 //! Scope is the server's: inferred from its working directory at start, and
 //! any scope an agent passes is overridden. Engine calls run on a blocking
@@ -61,6 +63,9 @@ pub struct RecallInput {
     /// Also return memories that were negated (default false).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub include_negated: Option<bool>,
+    /// Also return the entities of the query and the knowledge-graph edges around them (default false).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub include_graph: Option<bool>,
     /// Injected by the server; do not pass.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scope: Option<ScopeInput>,
@@ -108,6 +113,56 @@ pub struct HandoffInput {
     /// Injected by the server; do not pass.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scope: Option<ScopeInput>,
+}
+
+/// What `memory_graph` does.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum GraphOp {
+    /// The entities named in `text`.
+    Entities,
+    /// The entities within `depth` hops of `entity` and the edges between them.
+    Neighborhood,
+    /// The shortest chain of edges from `entity` to `target`.
+    Path,
+    /// Store the triple `entity` -[`relation`]-> `target`.
+    Relate,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+pub struct GraphInput {
+    /// `entities`, `neighborhood`, `path` or `relate`.
+    pub op: GraphOp,
+    /// For `entities`: the text to read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// For `neighborhood`, `path` and `relate`: the (source) entity, by name or alias.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entity: Option<String>,
+    /// For `path` and `relate`: the other entity.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
+    /// For `relate`: the relation, e.g. `uses`, `depends_on`, `works_on`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub relation: Option<String>,
+    /// For `neighborhood`: hops, 1-4 (default 1); for `path`: most hops searched, 1-6 (default 4).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub depth: Option<u32>,
+    /// For `neighborhood`: most edges returned (default 50, at most 500).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<u32>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+pub struct ObserveInput {
+    /// One conversation turn, as it was said.
+    pub turn: String,
+    /// `strict` (confidence ≥ 0.85), `standard` (≥ 0.65, default) or `relaxed` (≥ 0.50).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<api::CaptureMode>,
+    /// Who said it: `user` (default) or `assistant`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<api::Speaker>,
 }
 
 /// The server: one open store, shared by all tool calls.
@@ -203,6 +258,7 @@ impl HmgServer {
                     scope: s.scope.clone(),
                     remote: None,
                     explain: None,
+                    include_graph: input.include_graph,
                 })
             })
             .await?;
@@ -287,11 +343,113 @@ impl HmgServer {
         let r = self.call(|s| s.stats(&s.visible())).await?;
         reply(&r, render::stats(&r))
     }
+
+    #[tool(
+        name = "memory_graph",
+        description = "The knowledge graph of the memories this server's scope sees. op=entities: the entities named in `text`. op=neighborhood: the entities within `depth` hops of `entity` and the edges between them (each edge names the memory that states it, with valid_at / invalid_at). op=path: the shortest chain of edges from `entity` to `target`. op=relate: store a triple you already know, `entity` -[`relation`]-> `target` (kept as a memory of its own)."
+    )]
+    async fn memory_graph(
+        &self,
+        Parameters(input): Parameters<GraphInput>,
+    ) -> Result<CallToolResult, McpError> {
+        let need = |value: &Option<String>, field: &str| {
+            value
+                .clone()
+                .filter(|v| !v.trim().is_empty())
+                .ok_or_else(|| {
+                    McpError::invalid_params(format!("op {:?} needs `{field}`", input.op), None)
+                })
+        };
+        match input.op {
+            GraphOp::Entities => {
+                let text = need(&input.text, "text")?;
+                let r = self.call(move |s| s.extract_entities(&text)).await?;
+                reply(&r, render::entities(&r))
+            }
+            GraphOp::Neighborhood => {
+                let entity = need(&input.entity, "entity")?;
+                let r = self
+                    .call(move |s| {
+                        s.neighborhood(&api::NeighborhoodRequest {
+                            entity,
+                            depth: input.depth,
+                            limit: input.limit,
+                            include_invalid: None,
+                            scope: s.scope.clone(),
+                            remote: None,
+                        })
+                    })
+                    .await?;
+                reply(&r, render::neighborhood(&r))
+            }
+            GraphOp::Path => {
+                let (from, to) = (
+                    need(&input.entity, "entity")?,
+                    need(&input.target, "target")?,
+                );
+                let r = self
+                    .call(move |s| {
+                        s.shortest_path(&api::PathRequest {
+                            from,
+                            to,
+                            max_depth: input.depth,
+                            scope: s.scope.clone(),
+                            remote: None,
+                        })
+                    })
+                    .await?;
+                reply(&r, render::path(&r))
+            }
+            GraphOp::Relate => {
+                let source = need(&input.entity, "entity")?;
+                let target = need(&input.target, "target")?;
+                let relation = need(&input.relation, "relation")?;
+                let r = self
+                    .call(move |s| {
+                        s.relate(&api::RelateRequest {
+                            source,
+                            relation,
+                            target,
+                            source_type: None,
+                            target_type: None,
+                            scope: s.scope.clone(),
+                            by: None,
+                        })
+                    })
+                    .await?;
+                reply(&r, render::relate(&r))
+            }
+        }
+    }
+
+    #[tool(
+        name = "memory_observe",
+        output_schema = schema_for_output::<api::ObserveResult>(),
+        description = "Capture what one conversation turn says to remember, without writing memories one by one: explicit commands (記住/remember → memorize, 忘掉/forget → negate the best match), the user's profile, possessions, preferences and wishes about your answers (kept as personal memories), decisions and constraints. Questions, chit-chat, code, time-bound remarks and bug reports are never captured. Returns each candidate with its signal, confidence and whether it was written; a newer fact about the same thing replaces the older one."
+    )]
+    async fn memory_observe(
+        &self,
+        Parameters(input): Parameters<ObserveInput>,
+    ) -> Result<CallToolResult, McpError> {
+        let r = self
+            .call(move |s| {
+                s.observe(&api::ObserveRequest {
+                    turn: input.turn,
+                    mode: input.mode,
+                    role: input.role,
+                    dry_run: None,
+                    scope: s.scope.clone(),
+                    by: None,
+                })
+            })
+            .await?;
+        reply(&r, render::observe(&r))
+    }
 }
 
 #[tool_handler(
     router = self.tool_router,
     name = "hmg-mcp",
-    instructions = "HMG long-term memory. Recall before answering questions about earlier decisions; memorize decisions, facts and constraints as single statements; correct (replace/negate) instead of duplicating; hand off at the end of a session. Scope is set by the server."
+    instructions = "HMG long-term memory. Recall before answering questions about earlier decisions; memorize decisions, facts and constraints as single statements (or pass the user's turn to memory_observe); correct (replace/negate) instead of duplicating; hand off at the end of a session. memory_graph explores the entities the memories name. Scope is set by the server."
 )]
 impl ServerHandler for HmgServer {}

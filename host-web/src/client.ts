@@ -21,8 +21,19 @@ import type {
   HandoffResult,
   HistoryRequest,
   HistoryResult,
+  ExtractResult,
+  GraphViewRequest,
+  GraphViewResult,
   ImportResult,
   MemorizeRequest,
+  NeighborhoodRequest,
+  NeighborhoodResult,
+  ObserveRequest,
+  ObserveResult,
+  PathRequest,
+  PathResult,
+  RelateRequest,
+  RelateResult,
   MemorizeResult,
   RecallRequest,
   RecallResult,
@@ -164,6 +175,36 @@ export class HmgClient {
   /** Imports JSON Lines written by `export` (all-or-nothing, idempotent). */
   import(req: { jsonl: string }): Promise<ImportResult> {
     return this.call("import", req);
+  }
+
+  /** Looks at one conversation turn and captures what it says to remember (`dry_run`: only say what would be). */
+  observe(req: ObserveRequest): Promise<ObserveResult> {
+    return this.call("observe", req);
+  }
+
+  /** The entities named in a text (technologies, products, people, files, projects…). */
+  extractEntities(req: { text: string }): Promise<ExtractResult> {
+    return this.call("extractEntities", req);
+  }
+
+  /** Entities within `depth` hops (1-4) of `entity`, and the edges between them, inside this client's scope. */
+  neighborhood(req: NeighborhoodRequest): Promise<NeighborhoodResult> {
+    return this.call("neighborhood", req);
+  }
+
+  /** The shortest chain of edges between two entities, inside this client's scope. */
+  shortestPath(req: PathRequest): Promise<PathResult> {
+    return this.call("shortestPath", req);
+  }
+
+  /** Stores a triple you already know, `source -[relation]-> target` (as a memory of its own). */
+  relate(req: RelateRequest): Promise<RelateResult> {
+    return this.call("relate", req);
+  }
+
+  /** The newest memories and the entities they name (what the graph page draws). */
+  graphView(req: GraphViewRequest = {}): Promise<GraphViewResult> {
+    return this.call("graphView", req);
   }
 
   /** Instantiate and open times, and the OPFS layer's counters. */

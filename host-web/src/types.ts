@@ -62,6 +62,29 @@ export type BriefRequest = Request<wit.BriefRequest>;
 export type BriefResult = Json<wit.BriefResult>;
 export type ImportResult = Json<wit.ImportResult>;
 
+export type EntityType = Json<wit.EntityType>;
+export type NamedEntity = Json<wit.NamedEntity>;
+export type ExtractResult = Json<wit.ExtractResult>;
+export type GraphNode = Json<wit.GraphNode>;
+export type GraphEdge = Json<wit.GraphEdge>;
+export type GraphExpansion = Json<wit.GraphExpansion>;
+export type NeighborhoodRequest = Request<wit.NeighborhoodRequest>;
+export type NeighborhoodResult = Json<wit.NeighborhoodResult>;
+export type PathRequest = Request<wit.PathRequest>;
+export type PathResult = Json<wit.PathResult>;
+export type RelateRequest = Request<wit.RelateRequest>;
+export type RelateResult = Json<wit.RelateResult>;
+export type GraphViewRequest = Request<wit.GraphViewRequest>;
+export type Mention = Json<wit.Mention>;
+export type GraphViewResult = Json<wit.GraphViewResult>;
+export type CaptureMode = Json<wit.CaptureMode>;
+export type Speaker = Json<wit.Speaker>;
+export type CaptureSignal = Json<wit.CaptureSignal>;
+export type Exclusion = Json<wit.Exclusion>;
+export type ObserveRequest = Request<wit.ObserveRequest>;
+export type CaptureCandidate = Json<wit.CaptureCandidate>;
+export type ObserveResult = Json<wit.ObserveResult>;
+
 /** What `stats` and `export` cover: what the client's scope sees, or (`all: true`) every tenant's atoms. */
 export interface FilterRequest {
   all?: boolean;

@@ -23,7 +23,7 @@ let chain: Promise<unknown> = Promise.resolve();
 let lockName = "";
 /** Tells the store's other clients (other tabs) that it changed. */
 let changes: BroadcastChannel | null = null;
-const WRITES = new Set<Method>(["memorize", "correct", "govern", "handoff", "import"]);
+const WRITES = new Set<Method>(["memorize", "correct", "govern", "handoff", "import", "relate", "observe"]);
 
 /**
  * Runs `fn` with the store's lock held and its directory attached. What the
@@ -140,8 +140,13 @@ async function call(method: Method, args: any): Promise<unknown> {
   if ("refused" in prepared) return prepared.refused;
   const target = store;
   const value = await locked(() => target[prepared.method](...prepared.args));
-  const { effect, atomsAdded } = value as { effect?: string; atomsAdded?: bigint };
-  if (WRITES.has(method) && (effect === "applied" || (atomsAdded ?? 0n) > 0n)) {
+  const { effect, atomsAdded, candidates } = value as {
+    effect?: string;
+    atomsAdded?: bigint;
+    candidates?: { effect?: string }[];
+  };
+  const changed = effect === "applied" || (atomsAdded ?? 0n) > 0n || !!candidates?.some((c) => c.effect === "applied");
+  if (WRITES.has(method) && changed) {
     changes?.postMessage({ type: "changed", method, client: init!.clientId });
   }
   const result = fromWit(value, resultType(method)) as Record<string, unknown>;

@@ -1,7 +1,8 @@
 //! Indexes derived from the state, rebuilt on open and kept current per
-//! transaction: keyword (BM25, CJK-aware) per tenant, exact-dedup keys, and
-//! the temporal signal (time words, recency). Categorical and chain signals
-//! read the atoms directly.
+//! transaction: keyword (BM25, CJK-aware) and vectors per tenant, exact-dedup
+//! keys, the knowledge graph (`crate::graph::index`), and the temporal
+//! signal (time words, recency). Categorical and chain signals read the
+//! atoms directly.
 
 pub mod keyword;
 pub mod temporal;
@@ -12,6 +13,7 @@ use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
 
 use crate::atom::{Atom, AtomId, Kind};
+use crate::graph::index::GraphIndex;
 use crate::scope::Scope;
 use crate::state::{State, Vectors};
 use crate::text::normalize;
@@ -28,6 +30,8 @@ pub struct Indexes {
     /// One vector index per tenant, over the vectors of `vector_model`.
     vector: HashMap<String, VectorIndex>,
     vector_model: String,
+    /// Entities and triples per tenant.
+    pub graph: GraphIndex,
 }
 
 pub fn dedup_key(scope: &Scope, kind: Kind, content: &str) -> u64 {
@@ -43,7 +47,7 @@ impl Indexes {
             ..Indexes::default()
         };
         for atom in state.atoms.values() {
-            indexes.upsert(atom, &state.vectors);
+            indexes.upsert(atom, state);
         }
         indexes
     }
@@ -55,7 +59,14 @@ impl Indexes {
     }
 
     /// Re-indexes one atom from its current record.
-    pub fn upsert(&mut self, atom: &Atom, vectors: &Vectors) {
+    pub fn upsert(&mut self, atom: &Atom, state: &State) {
+        let vectors = &state.vectors;
+        let supplied = state
+            .supplied
+            .triples
+            .get(&atom.id)
+            .map_or(&[][..], Vec::as_slice);
+        self.graph.upsert(atom, supplied);
         let tenant_vectors = self
             .vector
             .entry(atom.scope.tenant_id.clone())

@@ -4,8 +4,9 @@
 use crate::error::{Error, Result};
 
 /// Written by this build. Version 2 added embeddings (a second snapshot
-/// frame, `Mutation::Embed` records); version 1 files are read as they are.
-pub const FORMAT_VERSION: u32 = 2;
+/// frame, `Mutation::Embed` records), version 3 callers' triples (a third
+/// frame, `Mutation::Relate`); older files are read as they are.
+pub const FORMAT_VERSION: u32 = 3;
 pub const OLDEST_READABLE: u32 = 1;
 pub const HEADER_LEN: u64 = 24;
 pub const FRAME_OVERHEAD: usize = 8;

@@ -156,10 +156,20 @@ impl<B: Backend> Log<B> {
             return Err(bad());
         };
         let mut state: State = decode(payload, "snapshot")?;
-        match frame::next(&bytes, after) {
-            Next::Frame(payload, _) => state.vectors = decode(payload, "snapshot vectors")?,
-            Next::End => {}
-            Next::Bad => return Err(bad()),
+        // Version 2 added the vectors frame, version 3 the supplied triples.
+        let mut at = after;
+        for part in ["vectors", "supplied triples"] {
+            match frame::next(&bytes, at) {
+                Next::Frame(payload, next) => {
+                    match part {
+                        "vectors" => state.vectors = decode(payload, "snapshot vectors")?,
+                        _ => state.supplied = decode(payload, "snapshot triples")?,
+                    }
+                    at = next;
+                }
+                Next::End => break,
+                Next::Bad => return Err(bad()),
+            }
         }
         Ok(state)
     }
@@ -274,6 +284,7 @@ impl<B: Backend> Log<B> {
         let mut bytes = frame::header(SNAP_MAGIC, next);
         bytes.extend(frame::frame(&encode(state)?));
         bytes.extend(frame::frame(&encode(&state.vectors)?));
+        bytes.extend(frame::frame(&encode(&state.supplied)?));
         let tmp = format!("{}.tmp", snap_name(next));
         self.backend.write_at(&tmp, 0, &bytes)?;
         self.backend.sync(&tmp)?;

@@ -1,6 +1,8 @@
 //! history: an atom's current record, its relations (supersedes,
 //! superseded_by, related_lessons in both directions), its corrections and
-//! its exposure changes. Destroyed content shows as the placeholder.
+//! its exposure changes, and the knowledge-graph triples it states (with
+//! `invalid_at` once a newer version replaced it). Destroyed content shows
+//! as the placeholder, and has no triples.
 
 use crate::atom::{
     Atom, AtomId, Change, CorrectAction, EdgeKind, Epistemic, Exposure, Kind, Polarity,
@@ -86,6 +88,7 @@ pub struct HistoryResult {
     pub relations: Relations,
     pub corrections: Vec<CorrectionRecord>,
     pub exposure_history: Vec<ExposureRecord>,
+    pub triples: Vec<crate::ops::graph::Edge>,
     pub reason: Option<String>,
 }
 
@@ -108,6 +111,7 @@ impl<B: Backend> Memory<B> {
         let id = atom.id;
         let mut result = HistoryResult {
             current: Some(AtomView::from(atom)),
+            triples: self.triples_of(atom),
             ..HistoryResult::default()
         };
         for edge in &self.state.edges {

@@ -4,6 +4,7 @@
 use super::Effect;
 use crate::atom::{Atom, AtomId, Exposure, Kind};
 use crate::error::Result;
+use crate::graph::index::SuppliedTriple;
 use crate::index::dedup_key;
 use crate::log::backend::Backend;
 use crate::memory::Memory;
@@ -61,6 +62,15 @@ impl<B: Backend> Memory<B> {
 
     /// memorize and handoff: checks, dedup, write.
     pub(crate) fn write_new_atom(&mut self, new: &NewAtom<'_>) -> Result<MemorizeResult> {
+        self.write_new_atom_with(new, Vec::new())
+    }
+
+    /// As [`Memory::write_new_atom`], with triples the new atom states.
+    pub(crate) fn write_new_atom_with(
+        &mut self,
+        new: &NewAtom<'_>,
+        triples: Vec<SuppliedTriple>,
+    ) -> Result<MemorizeResult> {
         let atom = match self.prepare_atom(new) {
             Ok(atom) => atom,
             Err(reason) => return Ok(MemorizeResult::rejected(reason)),
@@ -74,7 +84,13 @@ impl<B: Backend> Memory<B> {
             });
         }
         let id = atom.id;
-        self.write(vec![Mutation::PutAtom(atom)], false)?;
+        let mut mutations = vec![Mutation::PutAtom(atom)];
+        mutations.extend(
+            triples
+                .into_iter()
+                .map(|triple| Mutation::Relate { atom: id, triple }),
+        );
+        self.write(mutations, false)?;
         Ok(MemorizeResult {
             atom_id: Some(id),
             effect: Effect::Applied,

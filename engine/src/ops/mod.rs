@@ -3,12 +3,18 @@
 //! result record; a domain refusal is `Effect::Rejected` with a reason.
 
 mod brief;
-mod correct;
+pub(crate) mod correct;
 mod govern;
+mod graph;
+#[cfg(test)]
+mod graph_tests;
 mod handoff;
 mod history;
-mod memorize;
-mod recall;
+pub(crate) mod memorize;
+mod observe;
+#[cfg(test)]
+mod observe_tests;
+pub(crate) mod recall;
 mod stats;
 mod transfer;
 #[cfg(test)]
@@ -17,11 +23,17 @@ mod vector_tests;
 pub use brief::{BriefRequest, BriefResult};
 pub use correct::{CorrectRequest, CorrectResult};
 pub use govern::{GovernRequest, GovernResult};
+pub use graph::{
+    Edge as GraphEdge, GraphScope, MentionEdge, NeighborhoodRequest, NeighborhoodResult, Node,
+    PathRequest, PathResult, RelateRequest, RelateResult, ViewRequest, ViewResult,
+    extract_entities,
+};
 pub use handoff::{HandoffRequest, HandoffResult};
 pub use history::{
     AtomView, CorrectionRecord, ExposureRecord, HistoryRequest, HistoryResult, Relations,
 };
 pub use memorize::{MemorizeRequest, MemorizeResult};
+pub use observe::{Captured, ObserveRequest, ObserveResult};
 pub use recall::{RecallRequest, RecallResult, Recalled, Signal};
 pub use stats::{IndexCoverage, Stats};
 pub use transfer::ImportResult;

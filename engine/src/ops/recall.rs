@@ -12,9 +12,15 @@
 //!   new version dropped on purpose does not drag it in;
 //! - `temporal` — recency, or membership in the window a time word names;
 //! - `categorical` — epistemic weight (necessary 1, actual 0.75, possible 0.5)
-//!   and kind hints in the query (handoff/交接, lesson/教訓, constraint/約束).
+//!   and kind hints in the query (handoff/交接, lesson/教訓, constraint/約束);
+//! - `graph` — the query's entities (`ops/graph.rs`): a memory that names
+//!   one under another alias or script ("k8s" for Kubernetes, 臺北 for 台北)
+//!   scores `1 / (1 + 0.001·(n−1)²)` (n: memories linked to that entity), a
+//!   candidate that names an entity one triple away half that. Where the
+//!   memory names the entity as the query does, the keyword signal has it
+//!   already and the graph adds nothing (no double counting).
 //!
-//! `relevance = max(1 − (1 − keyword)(1 − semantic), chain)` and
+//! `relevance = max(1 − (1 − keyword)(1 − semantic)(1 − 0.25·graph), chain)` and
 //! `score = relevance · (0.70 + 0.15·temporal + 0.15·categorical)`;
 //! with a time window the weights are `0.55 / 0.30 / 0.15`. A query made only
 //! of time words ranks by the window alone. Hits below relevance 0.12 are noise
@@ -31,6 +37,7 @@ use crate::index::temporal::{self, Window};
 use crate::index::tokenize::tokens;
 use crate::log::backend::Backend;
 use crate::memory::Memory;
+use crate::ops::graph::{Edge as GraphEdge, GraphScope, Node};
 use crate::scope::Scope;
 use crate::time::Timestamp;
 
@@ -49,6 +56,8 @@ pub struct RecallRequest {
     pub scope: Scope,
     pub remote: bool,
     pub explain: bool,
+    /// Also return the query's entities and the edges at them.
+    pub include_graph: bool,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -77,7 +86,15 @@ pub struct RecallResult {
     pub atoms: Vec<Recalled>,
     /// Why the query was refused, if it was.
     pub reason: Option<String>,
+    /// With `include_graph`: the query's entities, their neighbours and the
+    /// edges between them (seed 001's searchWithGraphExpansion).
+    pub graph: Option<(Vec<Node>, Vec<GraphEdge>)>,
 }
+
+/// Edges `recall --graph` returns at most.
+const GRAPH_EXPANSION_EDGES: usize = 50;
+/// The graph signal's weight in the relevance (see the module doc).
+const GRAPH_WEIGHT: f64 = 0.25;
 
 /// Relevance of one candidate before fusion.
 #[derive(Clone, Copy, Default)]
@@ -86,13 +103,14 @@ struct Relevance {
     semantic: f64,
     chain: f64,
     bm25: f64,
+    graph: f64,
 }
 
 impl Relevance {
-    /// Keyword and semantic evidence combined as independent chances
-    /// (noisy-or), so a hit both signals see outranks one only one sees.
+    /// Keyword, semantic and graph evidence combined as independent chances
+    /// (noisy-or), so a hit several signals see outranks one only one sees.
     fn direct(&self) -> f64 {
-        1.0 - (1.0 - self.keyword) * (1.0 - self.semantic)
+        1.0 - (1.0 - self.keyword) * (1.0 - self.semantic) * (1.0 - GRAPH_WEIGHT * self.graph)
     }
 
     /// The direct evidence, or a chain inheritance when that is stronger.
@@ -211,6 +229,7 @@ impl<B: Backend> Memory<B> {
             return Ok(RecallResult {
                 atoms: Vec::new(),
                 reason: Some(reason),
+                graph: None,
             });
         }
         let now = self.now();
@@ -238,6 +257,33 @@ impl<B: Backend> Memory<B> {
         {
             self.window_candidates(w, req, &mut relevance);
         }
+        let mut graph = None;
+        if self.config.signals.graph {
+            let within = GraphScope {
+                scope: req.scope.clone(),
+                remote: req.remote,
+                include_invalid: false,
+            };
+            let evidence = self.graph_evidence(&semantic_text, &within);
+            for (id, value) in evidence.hop {
+                if let Some(rel) = relevance.get_mut(&id) {
+                    rel.graph = rel.graph.max(value);
+                }
+            }
+            for (id, value) in evidence.direct {
+                if self.state.atom(id).is_some_and(|a| self.recallable(a, req)) {
+                    let rel = relevance.entry(id).or_default();
+                    rel.graph = rel.graph.max(value);
+                }
+            }
+            if req.include_graph {
+                graph = Some(self.graph_expansion(
+                    &evidence.query_entities,
+                    &within,
+                    GRAPH_EXPANSION_EDGES,
+                ));
+            }
+        }
         let mut hits: Vec<(Recalled, f64)> = relevance
             .into_iter()
             .filter_map(|(id, rel)| {
@@ -260,6 +306,7 @@ impl<B: Backend> Memory<B> {
         Ok(RecallResult {
             atoms: hits.into_iter().map(|(r, _)| r).collect(),
             reason: None,
+            graph: graph.or_else(|| req.include_graph.then(Default::default)),
         })
     }
 
@@ -288,6 +335,9 @@ impl<B: Backend> Memory<B> {
                 && coverage >= CHAIN_MIN_COVERAGE
                 && atom.scope.visible_from(&req.scope, req.remote)
                 && let Some(head) = self.chain_head(atom)
+                // The head is shown only if this caller may see it (an
+                // imported chain could otherwise point into another tenant).
+                && self.state.atom(head).is_some_and(|h| self.recallable(h, req))
             {
                 let entry = out.entry(head).or_default();
                 entry.chain = entry.chain.max(coverage * CHAIN_DECAY);
@@ -408,7 +458,8 @@ fn fuse(
     };
     // The relevance share is split between keyword and semantic in
     // proportion to their values, or goes whole to the chain when it won.
-    let signals = rel.keyword + rel.semantic;
+    let graph = GRAPH_WEIGHT * rel.graph;
+    let signals = rel.keyword + rel.semantic + graph;
     let chain_won = rel.chain > rel.direct();
     let share = |value: f64| {
         if chain_won || signals <= 0.0 {
@@ -420,6 +471,7 @@ fn fuse(
     let parts = [
         ("semantic", rel.semantic, share(rel.semantic)),
         ("keyword", rel.keyword, share(rel.keyword)),
+        ("graph", rel.graph, share(graph)),
         (
             "chain",
             rel.chain,

@@ -1,14 +1,21 @@
-//! export / import as JSON Lines: a header line, then atoms, edges and
-//! events. Destroyed content is never exported (it no longer exists).
+//! export / import as JSON Lines: a header line, then atoms, edges, events
+//! and the triples callers supplied. Destroyed content is never exported
+//! (it no longer exists); extracted entities and triples are not exported
+//! either — they are derived again from the content on import.
 //! Import is all-or-nothing and idempotent: known atom, edge and event ids
-//! are skipped, so importing the same file twice changes nothing.
+//! are skipped, so importing the same file twice changes nothing. Every
+//! reference (supersedes, lessons, events, triples, an atom's
+//! `superseded_by`) must name an atom of the same tenant, in the store or in
+//! the file, or nothing is imported: no line can reach into another tenant.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use serde::{Deserialize, Serialize};
 
 use crate::atom::{Atom, AtomId, Change, CorrectAction, Edge, EdgeKind, Event, Exposure};
 use crate::error::{Error, Result};
+use crate::graph::EntityType;
+use crate::graph::index::SuppliedTriple;
 use crate::log::backend::Backend;
 use crate::memory::Memory;
 use crate::scope::{Filter, Scope};
@@ -25,6 +32,7 @@ pub struct ImportResult {
     pub atoms_skipped: u64,
     pub edges_added: u64,
     pub events_added: u64,
+    pub triples_added: u64,
     pub rejected_lines: u64,
     pub reason: Option<String>,
 }
@@ -44,6 +52,19 @@ enum Line {
         kind: String,
     },
     Event(EventLine),
+    Triple(TripleLine),
+}
+
+#[derive(Serialize, Deserialize)]
+struct TripleLine {
+    atom_id: String,
+    source: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    source_type: Option<String>,
+    relation: String,
+    target: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    target_type: Option<String>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -226,6 +247,34 @@ impl EventLine {
     }
 }
 
+impl TripleLine {
+    fn into_triple(self) -> std::result::Result<(AtomId, SuppliedTriple), String> {
+        let kind = |t: Option<String>| -> std::result::Result<Option<EntityType>, String> {
+            t.map(|t| EntityType::parse(&t).ok_or_else(|| format!("unknown entity type '{t}'")))
+                .transpose()
+        };
+        for (name, what) in [
+            (&self.source, "source"),
+            (&self.target, "target"),
+            (&self.relation, "relation"),
+        ] {
+            if name.trim().is_empty() || name.len() > 256 {
+                return Err(format!("triple {what} must be 1-256 bytes"));
+            }
+        }
+        Ok((
+            self.atom_id.parse()?,
+            SuppliedTriple {
+                source: self.source,
+                source_type: kind(self.source_type)?,
+                relation: self.relation,
+                target: self.target,
+                target_type: kind(self.target_type)?,
+            },
+        ))
+    }
+}
+
 impl<B: Backend> Memory<B> {
     /// What `filter` covers, as JSON Lines.
     pub fn export(&mut self, filter: &Filter) -> Result<String> {
@@ -253,6 +302,18 @@ impl<B: Backend> Memory<B> {
         }
         for event in state.events.iter().filter(|e| included(&e.atom)) {
             lines.push(json(&Line::Event(event_line(event)))?);
+        }
+        for (atom, triples) in state.supplied.triples.iter().filter(|(id, _)| included(id)) {
+            for t in triples {
+                lines.push(json(&Line::Triple(TripleLine {
+                    atom_id: atom.to_string(),
+                    source: t.source.clone(),
+                    source_type: t.source_type.map(|k| k.as_str().to_owned()),
+                    relation: t.relation.clone(),
+                    target: t.target.clone(),
+                    target_type: t.target_type.map(|k| k.as_str().to_owned()),
+                }))?);
+            }
         }
         let mut out = lines.join("\n");
         out.push('\n');
@@ -285,6 +346,7 @@ impl<B: Backend> Memory<B> {
         let mut atoms = Vec::new();
         let mut edges: Vec<Edge> = Vec::new();
         let mut events = Vec::new();
+        let mut triples: Vec<(AtomId, SuppliedTriple)> = Vec::new();
         let mut first_error = None;
         for (n, raw) in jsonl
             .lines()
@@ -311,6 +373,7 @@ impl<B: Backend> Memory<B> {
                         Ok(())
                     }
                     Line::Event(e) => e.into_event().map(|e| events.push(e)),
+                    Line::Triple(t) => t.into_triple().map(|t| triples.push(t)),
                 });
             if let Err(e) = parsed {
                 result.rejected_lines += 1;
@@ -321,23 +384,47 @@ impl<B: Backend> Memory<B> {
             return Err(format!("nothing imported; {reason}"));
         }
         let mut mutations = Vec::new();
-        let mut known: HashSet<AtomId> = self.state.atoms.keys().copied().collect();
+        // Every atom the import can refer to, with its tenant: the store's,
+        // then the file's (a file's atom never overrides a stored one).
+        let mut tenant_of: HashMap<AtomId, String> = self
+            .state
+            .atoms
+            .values()
+            .map(|a| (a.id, a.scope.tenant_id.clone()))
+            .collect();
+        let mut new_atoms = Vec::new();
         for atom in atoms {
-            if known.insert(atom.id) {
-                result.atoms_added += 1;
-                mutations.push(Mutation::PutAtom(atom));
-            } else {
-                result.atoms_skipped += 1;
+            match tenant_of.entry(atom.id) {
+                std::collections::hash_map::Entry::Occupied(_) => result.atoms_skipped += 1,
+                std::collections::hash_map::Entry::Vacant(slot) => {
+                    slot.insert(atom.scope.tenant_id.clone());
+                    new_atoms.push(atom);
+                }
             }
         }
+        let same_tenant =
+            |a: AtomId, b: AtomId, what: &str| match (tenant_of.get(&a), tenant_of.get(&b)) {
+                (Some(x), Some(y)) if x == y => Ok(()),
+                (Some(_), Some(_)) => Err(format!(
+                    "nothing imported; {what} {a} -> {b} crosses tenants"
+                )),
+                _ => Err(format!(
+                    "nothing imported; {what} {a} -> {b} names an unknown atom"
+                )),
+            };
+        for atom in &new_atoms {
+            if let Some(next) = atom.superseded_by {
+                same_tenant(atom.id, next, "superseded_by")?;
+            }
+        }
+        for atom in new_atoms {
+            result.atoms_added += 1;
+            mutations.push(Mutation::PutAtom(atom));
+        }
+        let known: HashSet<AtomId> = tenant_of.keys().copied().collect();
         let mut have_edges: HashSet<Edge> = self.state.edges.iter().copied().collect();
         for edge in edges {
-            if !known.contains(&edge.from) || !known.contains(&edge.to) {
-                return Err(format!(
-                    "nothing imported; edge {} -> {} names an unknown atom",
-                    edge.from, edge.to
-                ));
-            }
+            same_tenant(edge.from, edge.to, "edge")?;
             if have_edges.insert(edge) {
                 result.edges_added += 1;
                 mutations.push(Mutation::AddEdge(edge));
@@ -345,9 +432,39 @@ impl<B: Backend> Memory<B> {
         }
         let mut have_events: HashSet<AtomId> = self.state.events.iter().map(|e| e.id).collect();
         for event in events {
+            if !known.contains(&event.atom) {
+                return Err(format!(
+                    "nothing imported; event {} names an unknown atom {}",
+                    event.id, event.atom
+                ));
+            }
+            if let Change::Correction {
+                new_atom: Some(other),
+                ..
+            } = &event.change
+            {
+                same_tenant(event.atom, *other, "event")?;
+            }
             if have_events.insert(event.id) {
                 result.events_added += 1;
                 mutations.push(Mutation::Record(event));
+            }
+        }
+        for (atom, triple) in triples {
+            if !known.contains(&atom) {
+                return Err(format!(
+                    "nothing imported; a triple names an unknown atom {atom}"
+                ));
+            }
+            let stored = self
+                .state
+                .supplied
+                .triples
+                .get(&atom)
+                .is_some_and(|list| list.contains(&triple));
+            if !stored {
+                result.triples_added += 1;
+                mutations.push(Mutation::Relate { atom, triple });
             }
         }
         Ok(mutations)
