@@ -23,75 +23,9 @@ use engine::embed::{Embedder, Role, dot};
 use engine::ops::{MemorizeRequest, RecallRequest};
 use engine::{Config, FixedEnv, MemBackend, Memory, Scope, Signals, Timestamp};
 use hmg_benches::SharedEmbedder;
-use serde_json::Value;
+use hmg_benches::locomo::{Turn, load};
 
 const KS: [usize; 2] = [5, 10];
-
-struct Turn {
-    id: String,
-    content: String,
-}
-
-struct Question {
-    text: String,
-    evidence: Vec<String>,
-    category: u64,
-}
-
-fn load(path: &str) -> Vec<(String, Vec<Turn>, Vec<Question>)> {
-    let data: Value =
-        serde_json::from_str(&std::fs::read_to_string(path).expect("read LoCoMo json"))
-            .expect("parse");
-    let mut out = Vec::new();
-    for sample in data.as_array().expect("array of samples") {
-        let conv = &sample["conversation"];
-        let mut sessions: Vec<(u64, &Vec<Value>)> = conv
-            .as_object()
-            .expect("conversation object")
-            .iter()
-            .filter_map(|(k, v)| Some((k.strip_prefix("session_")?.parse().ok()?, v.as_array()?)))
-            .collect();
-        sessions.sort_by_key(|(n, _)| *n);
-        let mut turns = Vec::new();
-        for (_, session) in sessions {
-            for turn in session {
-                let mut content = format!(
-                    "{}: {}",
-                    turn["speaker"].as_str().unwrap_or(""),
-                    turn["text"].as_str().unwrap_or("")
-                );
-                if let Some(caption) = turn["blip_caption"].as_str() {
-                    content.push_str(&format!(" [image: {caption}]"));
-                }
-                turns.push(Turn {
-                    id: turn["dia_id"].as_str().unwrap_or("").to_owned(),
-                    content,
-                });
-            }
-        }
-        let questions = sample["qa"]
-            .as_array()
-            .expect("qa")
-            .iter()
-            .map(|q| Question {
-                text: q["question"].as_str().unwrap_or("").to_owned(),
-                evidence: q["evidence"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|e| e.as_str().map(str::to_owned))
-                    .collect(),
-                category: q["category"].as_u64().unwrap_or(0),
-            })
-            .collect();
-        out.push((
-            sample["sample_id"].as_str().unwrap_or("").to_owned(),
-            turns,
-            questions,
-        ));
-    }
-    out
-}
 
 /// A retrieval system over one conversation.
 trait System {

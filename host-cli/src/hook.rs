@@ -4,7 +4,8 @@
 //!
 //! Reads Claude Code's UserPromptSubmit hook JSON on stdin (`prompt`,
 //! `session_id`, `cwd`), observes the prompt in that session (scope from
-//! `cwd`), recalls what is relevant to it, and prints
+//! `cwd`), recalls what is relevant to it (the whole prompt and each of its
+//! first sentences), and prints
 //! `{"hookSpecificOutput": {"hookEventName": "UserPromptSubmit",
 //! "additionalContext": "…"}}` — or nothing when there is nothing to say. A
 //! hook never holds a turn up: after `$HMG_HOOK_TIMEOUT_MS` (default 5000)
@@ -26,6 +27,8 @@ use super::Global;
 /// Recalled memories below this score are not worth the agent's context.
 const MIN_SCORE: f64 = 0.35;
 const MAX_MEMORIES: u32 = 5;
+/// Sentences of a prompt recalled on their own.
+const MAX_SENTENCES: usize = 3;
 const DEFAULT_TIMEOUT_MS: u64 = 5_000;
 
 /// The fields of Claude Code's hook input this hook reads.
@@ -103,19 +106,44 @@ fn context_for(options: &SessionOptions, prompt: &str) -> Result<Option<String>>
         scope: session.scope.clone(),
         by: None,
     })?;
-    let recalled = session.recall(&api::RecallRequest {
-        query: prompt.chars().take(1000).collect(),
-        max_results: Some(MAX_MEMORIES),
-        scope: session.scope.clone(),
-        ..api::RecallRequest::default()
-    })?;
+    // The whole prompt, and each of its first sentences on its own (a long
+    // prompt asks several things); the best score per memory wins.
+    let mut queries: Vec<String> = vec![prompt.chars().take(1000).collect()];
+    queries.extend(
+        prompt
+            .split(['。', '？', '！', '?', '!', '\n'])
+            .map(str::trim)
+            .filter(|s| s.chars().count() >= 4)
+            .take(MAX_SENTENCES)
+            .map(str::to_owned),
+    );
+    if queries.len() == 2 {
+        queries.pop(); // one sentence: the whole prompt already asked it
+    }
+    let mut best: Vec<api::RecalledAtom> = Vec::new();
+    for query in queries {
+        let r = session.recall(&api::RecallRequest {
+            query,
+            max_results: Some(MAX_MEMORIES),
+            scope: session.scope.clone(),
+            ..api::RecallRequest::default()
+        })?;
+        for atom in r.atoms {
+            match best.iter_mut().find(|b| b.atom_id == atom.atom_id) {
+                Some(b) if b.score < atom.score => *b = atom,
+                Some(_) => {}
+                None => best.push(atom),
+            }
+        }
+    }
+    best.sort_by(|a, b| b.score.total_cmp(&a.score));
+    best.truncate(MAX_MEMORIES as usize);
     let captured: Vec<&api::CaptureCandidate> = observed
         .candidates
         .iter()
         .filter(|c| c.captured && c.effect == Some(api::Effect::Applied))
         .collect();
-    let relevant: Vec<&api::RecalledAtom> = recalled
-        .atoms
+    let relevant: Vec<&api::RecalledAtom> = best
         .iter()
         .filter(|a| {
             a.score >= MIN_SCORE

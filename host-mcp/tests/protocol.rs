@@ -218,6 +218,84 @@ async fn every_tool_and_every_refusal() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_graph_and_capture_tools() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = connect(dir.path(), Duration::from_secs(30)).await;
+    let o = ok(
+        &c,
+        "memory_observe",
+        json!({"turn": "我叫張三。我們決定用 PostgreSQL 跑在 Kubernetes 上"}),
+    )
+    .await;
+    assert_eq!(
+        (o["mode"].as_str(), o["excluded"].is_null()),
+        (Some("standard"), true)
+    );
+    let signals: Vec<&str> = o["candidates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["signal"].as_str().unwrap())
+        .collect();
+    assert_eq!(signals, ["profile", "decision"]);
+    let q = ok(
+        &c,
+        "memory_observe",
+        json!({"turn": "what is my name?", "mode": "relaxed"}),
+    )
+    .await;
+    assert_eq!(q["excluded"], "question");
+    let e = ok(
+        &c,
+        "memory_graph",
+        json!({"op": "entities", "text": "用 Postgres 和 k8s"}),
+    )
+    .await;
+    assert_eq!(
+        e["entities"],
+        json!([{"name": "PostgreSQL", "type": "technology"}, {"name": "Kubernetes", "type": "technology"}])
+    );
+    let n = ok(
+        &c,
+        "memory_graph",
+        json!({"op": "neighborhood", "entity": "postgres"}),
+    )
+    .await;
+    assert!(
+        n["edges"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["relation"] == "located_in"),
+        "{n}"
+    );
+    let r = ok(
+        &c,
+        "memory_graph",
+        json!({"op": "relate", "entity": "payment-service", "relation": "depends_on", "target": "Redis"}),
+    )
+    .await;
+    assert_eq!(r["effect"], "applied");
+    let p = ok(
+        &c,
+        "memory_graph",
+        json!({"op": "path", "entity": "payment-service", "target": "Redis"}),
+    )
+    .await;
+    assert_eq!(p["found"], true);
+    let bad = call(&c, "memory_graph", json!({"op": "path", "entity": "Redis"})).await;
+    assert_eq!(bad.is_error, Some(true), "path needs a target");
+    let recalled = ok(
+        &c,
+        "memory_recall",
+        json!({"query": "k8s", "include_graph": true}),
+    )
+    .await;
+    assert_eq!(recalled["graph"]["nodes"][0]["name"], "Kubernetes");
+    c.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn malformed_arguments_are_tool_errors_and_the_server_lives_on() {
     let dir = tempfile::tempdir().unwrap();
     let c = connect(dir.path(), Duration::from_secs(30)).await;
@@ -311,8 +389,10 @@ async fn tool_list_matches_the_golden_file() {
         [
             "memory_correct",
             "memory_govern",
+            "memory_graph",
             "memory_handoff",
             "memory_memorize",
+            "memory_observe",
             "memory_recall",
             "memory_stats"
         ]
@@ -342,6 +422,8 @@ async fn tool_list_matches_the_golden_file() {
     );
     assert_eq!(required("memory_handoff"), ["summary"]);
     assert!(required("memory_stats").is_empty());
+    assert_eq!(required("memory_graph"), ["op"]);
+    assert_eq!(required("memory_observe"), ["turn"]);
     let actual = serde_json::to_string_pretty(&tools).unwrap() + "\n";
     let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/tools.json");
     if std::env::var_os("HMG_BLESS").is_some() {

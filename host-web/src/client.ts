@@ -8,7 +8,7 @@
 // Errors (storage, a malformed call) reject the promise with an Error;
 // refusals are results with `effect: "rejected"` and a `reason`.
 
-import type { ChangeNotice, InitMessage, Reply, Request } from "./protocol.js";
+import type { ChangeNotice, InitMessage, Progress, Reply, Request } from "./protocol.js";
 import type {
   BriefRequest,
   BriefResult,
@@ -44,6 +44,7 @@ import type {
 import type { Method } from "./wire.js";
 
 export type * from "./types.js";
+export type { Progress } from "./protocol.js";
 
 export interface HmgClientOptions {
   /** The OPFS store (a directory under `hmg/`); tabs naming the same store share it. Default `"default"`. */
@@ -92,6 +93,7 @@ export class HmgClient {
   private nextId = 1;
   private pending = new Map<number, { resolve: (v: any) => void; reject: (e: Error) => void }>();
   private readyCallbacks!: { resolve: (v: any) => void; reject: (e: Error) => void };
+  private progressListeners: ((p: Progress) => void)[] = [];
 
   constructor(options: HmgClientOptions = {}) {
     this.store = options.store ?? "default";
@@ -224,6 +226,17 @@ export class HmgClient {
     return () => this.channel.removeEventListener("message", handler);
   }
 
+  /**
+   * Calls `listener` while the embedding model downloads (bytes so far and
+   * in all, per file) and once with `done: true`; returns the unsubscribe.
+   */
+  onProgress(listener: (p: Progress) => void): () => void {
+    this.progressListeners.push(listener);
+    return () => {
+      this.progressListeners = this.progressListeners.filter((l) => l !== listener);
+    };
+  }
+
   /** Stops the Worker; pending calls reject. */
   close(): void {
     this.channel.close();
@@ -246,6 +259,10 @@ export class HmgClient {
   }
 
   private receive(reply: Reply): void {
+    if (reply.type === "progress") {
+      for (const l of this.progressListeners) l(reply);
+      return;
+    }
     const target = reply.type === "ready" ? this.readyCallbacks : this.pending.get(reply.id);
     if (!target) return;
     if (reply.type === "reply") this.pending.delete(reply.id);

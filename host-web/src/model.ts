@@ -70,6 +70,7 @@ async function fetchFile(
   dir: FileSystemDirectoryHandle,
   name: string,
   required: boolean,
+  onProgress: OnProgress,
 ): Promise<{ bytes: Uint8Array; source: "network" | "opfs" } | null> {
   const url = new URL(name, base).href;
   const cached = await readCached(dir, name);
@@ -86,12 +87,43 @@ async function fetchFile(
     if (required) throw new Error(`model file ${url}: HTTP ${r.status}`);
     return null;
   }
-  const bytes = new Uint8Array(await r.arrayBuffer());
+  const bytes = await readBody(r, name, onProgress);
   await writeCached(dir, name, bytes, { size: bytes.length, validator: validator(r) });
   return { bytes, source: "network" };
 }
 
-export async function loadModel(baseUrl: string): Promise<LoadedModel> {
+/** Told how far each file has come while it downloads. */
+export type OnProgress = (file: string, loaded: number, total: number) => void;
+
+/** A response body read in chunks, reporting progress. */
+async function readBody(r: Response, file: string, onProgress: OnProgress): Promise<Uint8Array> {
+  const total = Number(r.headers.get("content-length")) || 0;
+  if (!r.body) return new Uint8Array(await r.arrayBuffer());
+  const reader = r.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let loaded = 0;
+  let told = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    chunks.push(value);
+    loaded += value.length;
+    if (loaded - told > 1 << 20) {
+      onProgress(file, loaded, total);
+      told = loaded;
+    }
+  }
+  onProgress(file, loaded, total);
+  const out = new Uint8Array(loaded);
+  let at = 0;
+  for (const c of chunks) {
+    out.set(c, at);
+    at += c.length;
+  }
+  return out;
+}
+
+export async function loadModel(baseUrl: string, onProgress: OnProgress = () => {}): Promise<LoadedModel> {
   const started = performance.now();
   const base = new URL(baseUrl.endsWith("/") ? baseUrl : baseUrl + "/", self.location.href);
   let dir = await navigator.storage.getDirectory();
@@ -101,7 +133,7 @@ export async function loadModel(baseUrl: string): Promise<LoadedModel> {
   const files = new Map<string, Uint8Array>();
   const sources: Record<string, "network" | "opfs"> = {};
   const take = async (name: string, required: boolean) => {
-    const got = await fetchFile(base, dir, name, required);
+    const got = await fetchFile(base, dir, name, required, onProgress);
     if (got) {
       files.set(name, got.bytes);
       sources[name] = got.source;

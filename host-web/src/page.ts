@@ -1,11 +1,31 @@
-// The memory page: search, memorize, an atom's history with correct and
-// govern actions, stats, and the graph. Everything goes through HmgClient.
+// The memory page: search (with kind / source / date filters), memorize, a
+// conversation box that captures from a turn, an atom's history with correct
+// and govern actions, an entity's panel, stats in plain words, and the
+// knowledge graph (hubs, facts, entities; drill-down, path finding, type
+// filter). Everything goes through HmgClient.
 //
-// URL parameters: store, tenant, workspace, repository, branch.
+// URL parameters: store, tenant, workspace, repository, branch, model.
 
 import { ENUMS } from "../gen/contract.js";
-import { HmgClient, type CorrectAction, type GovernAction, type HistoryResult, type RecallResult } from "./client.js";
-import { colourFor, MemoryGraph } from "./graph.js";
+import {
+  HmgClient,
+  type CorrectAction,
+  type GovernAction,
+  type HistoryResult,
+  type ObserveResult,
+  type RecallResult,
+} from "./client.js";
+import {
+  colourOf,
+  djb2,
+  entityColour,
+  entityId,
+  FACT_COLOUR,
+  type GraphNode,
+  HUB_COLOUR,
+  labelsFit,
+  MemoryGraph,
+} from "./graph.js";
 
 type Child = Node | string | null | undefined | false;
 
@@ -35,6 +55,7 @@ const client = new HmgClient({
 });
 const graph = new MemoryGraph($("graph"));
 let lastQuery = "";
+let lastHits: RecallResult | undefined;
 let selected = "";
 
 function when(iso: string): string {
@@ -42,9 +63,9 @@ function when(iso: string): string {
   return isNaN(d.getTime()) ? iso : d.toLocaleString();
 }
 
-function badge(type: string): HTMLElement {
+function badge(type: string, colour: string): HTMLElement {
   const b = h("span", { class: "badge" }, type);
-  b.style.background = colourFor(type);
+  b.style.background = colour;
   return b;
 }
 
@@ -54,27 +75,100 @@ function atomLink(id: string): HTMLElement {
   return a;
 }
 
-async function refreshStats(): Promise<void> {
-  const s = await client.stats();
-  $("stats").textContent =
-    `${s.atoms} atoms · ${s.edges} edges · keyword ${s.indexes.keyword} · semantic ${s.indexes.semantic}` +
-    ` · version ${s.snapshot_version}` +
-    (s.indexes.semantic > 0 || !s.model.startsWith("none") ? "" : " · keyword-only");
-  const kept = (await client.persisted) ? "persistent" : "best-effort (the browser may evict it under storage pressure)";
-  $("stats").title = `model: ${s.model}\nstorage: ${kept}`;
+/** Sets a status line: plain words, the raw effect kept in `data-effect` for machines. */
+function status(id: string, effect: string, text: string): void {
+  const el = $(id);
+  if (!el) return;
+  el.textContent = text;
+  el.dataset.effect = effect;
+  el.classList.toggle("bad", effect === "rejected");
 }
 
-async function refreshGraph(): Promise<void> {
-  graph.load(await client.export());
+/** What was redacted in stored content, in plain words ("a password", "an API key"…). */
+function redactionNote(content: string): string {
+  const kinds = [...content.matchAll(/\[REDACTED:([a-z_]+)\]/g)].map((m) => m[1].replaceAll("_", " "));
+  if (kinds.length === 0) return "";
+  return ` Secret${kinds.length > 1 ? "s" : ""} hidden before storing: ${[...new Set(kinds)].join(", ")}.`;
+}
+
+async function refreshStats(): Promise<void> {
+  const s = await client.stats();
+  const search = s.indexes.semantic > 0 || !s.model.startsWith("none") ? "search by meaning and words" : "search by words only (no model)";
+  $("stats").textContent = `${s.atoms} memories · ${s.edges} links · ${search}`;
+  const kept = (await client.persisted) ? "persistent" : "best-effort (the browser may evict it under storage pressure)";
+  $("stats").title = `model: ${s.model}\nstorage: ${kept}\nindexes: keyword ${s.indexes.keyword}, semantic ${s.indexes.semantic}; version ${s.snapshot_version}`;
+  $("empty-hint").hidden = s.atoms > 0;
+}
+
+async function refreshGraph(fit = false): Promise<void> {
+  const jsonl = await client.export();
+  const atoms = [];
+  const edges = [];
+  for (const line of jsonl.split("\n")) {
+    if (!line.trim()) continue;
+    const rec = JSON.parse(line);
+    if (rec.type === "atom") atoms.push(rec);
+    else if (rec.type === "edge") edges.push(rec);
+  }
+  const view = await client.graphView({ limit: 500 });
+  graph.load({
+    atoms,
+    edges,
+    entities: view.nodes,
+    mentions: view.mentions,
+    triples: view.edges,
+  });
+  renderLegend();
+  renderTypeFilters();
   const v = graph.visible();
-  $("graph-info").textContent = `${v.nodes.length} atoms, ${v.links.length} edges shown · click a node to expand`;
+  $("graph-info").textContent = `${v.nodes.length} nodes, ${v.links.length} links shown · click a node to open it and show its neighbours`;
+  // Zoom to fit once the layout has settled (not awaited: an empty graph may never move).
+  if (fit) void graph.settled().then(() => graph.fit());
+}
+
+function renderLegend(): void {
+  const dot = (colour: string, label: string) => {
+    const i = h("i");
+    i.style.background = colour;
+    return h("span", { "data-type": label }, i, label);
+  };
   $("legend").replaceChildren(
-    ...graph.types().map((t) => {
-      const dot = h("i");
-      dot.style.background = colourFor(t);
-      return h("span", {}, dot, t);
+    dot(HUB_COLOUR, "hub"),
+    dot(FACT_COLOUR, "memory"),
+    ...graph.entityTypes().map((t) => dot(entityColour(t), t)),
+  );
+}
+
+function renderTypeFilters(): void {
+  const box = $("type-filters");
+  box.replaceChildren(
+    ...graph.entityTypes().map((t) => {
+      const input = h("input", { type: "checkbox", value: t }) as HTMLInputElement;
+      input.checked = !graph.filters.hiddenTypes.has(t);
+      input.addEventListener("change", () => {
+        if (input.checked) graph.filters.hiddenTypes.delete(t);
+        else graph.filters.hiddenTypes.add(t);
+        graph.refilter();
+      });
+      const label = h("label", { class: "chip" }, input, t);
+      label.style.borderColor = entityColour(t);
+      return label;
     }),
   );
+}
+
+/** The kind / source / date filters, shared by the results and the graph. */
+function readFilters(): void {
+  graph.filters.kind = $<HTMLSelectElement>("filter-kind").value;
+  graph.filters.source = $<HTMLInputElement>("filter-source").value.trim();
+  graph.filters.from = $<HTMLInputElement>("filter-from").value;
+  graph.filters.to = $<HTMLInputElement>("filter-to").value;
+}
+
+function keptByFilters(a: { kind: string; source: string; created_at: string }): boolean {
+  const f = graph.filters;
+  const day = a.created_at.slice(0, 10);
+  return (!f.kind || a.kind === f.kind) && (!f.source || a.source === f.source) && (!f.from || day >= f.from) && (!f.to || day <= f.to);
 }
 
 function renderResults(result: RecallResult): void {
@@ -83,12 +177,14 @@ function renderResults(result: RecallResult): void {
     list.replaceChildren(h("li", { class: "status bad" }, result.reason));
     return;
   }
-  if (result.atoms.length === 0) {
-    list.replaceChildren(h("li", { class: "status" }, "Nothing recalled."));
+  const atoms = result.atoms.filter(keptByFilters);
+  if (atoms.length === 0) {
+    list.replaceChildren(h("li", { class: "status" }, result.atoms.length ? "Nothing matches the filters." : "Nothing recalled."));
+    graph.highlight([]);
     return;
   }
   list.replaceChildren(
-    ...result.atoms.map((a) => {
+    ...atoms.map((a) => {
       const li = h(
         "li",
         { class: "hit" + (a.atom_id === selected ? " selected" : ""), "data-atom": a.atom_id },
@@ -99,7 +195,7 @@ function renderResults(result: RecallResult): void {
           h("span", { class: "score", title: "score" }, a.score.toFixed(2)),
           h("span", { title: "created at" }, when(a.created_at)),
           h("span", { title: "source" }, a.source),
-          badge(a.kind),
+          badge(a.kind, FACT_COLOUR),
           h("span", {}, a.epistemic),
         ),
       );
@@ -107,16 +203,20 @@ function renderResults(result: RecallResult): void {
       return li;
     }),
   );
+  // Search hits ringed in the graph.
+  graph.highlight(atoms.map((a) => a.atom_id));
 }
 
 async function search(query: string): Promise<void> {
   lastQuery = query;
   if (!query.trim()) {
     $("results").replaceChildren();
+    graph.highlight([]);
     return;
   }
   const include = $<HTMLInputElement>("include-negated").checked;
-  renderResults(await client.recall({ query, max_results: 10, include_negated: include }));
+  lastHits = await client.recall({ query, max_results: 20, include_negated: include });
+  renderResults(lastHits);
 }
 
 function table(head: string[], rows: Child[][]): HTMLElement {
@@ -128,10 +228,49 @@ function table(head: string[], rows: Child[][]): HTMLElement {
   );
 }
 
+/**
+ * What each action does, in plain words (the option's tooltip and the
+ * status after it ran). Typed by the WIT's enums: an action the WIT gains
+ * and this page does not describe fails the type check (build.mjs runs tsc),
+ * and the order is the WIT's.
+ */
+const CORRECT_HELP = ordered(ENUMS.CorrectAction, {
+  negate: "no longer true, no replacement (hidden from recall)",
+  confirm_actual: "possible → actual: confirmed",
+  confirm_necessary: "→ necessary: a hard constraint",
+  demote: "actual/necessary → possible",
+  replace: "new content supersedes this memory",
+} satisfies Record<CorrectAction, string>);
+const CORRECT_DONE: Record<CorrectAction, string> = {
+  negate: "Marked as no longer true; recall hides it.",
+  confirm_actual: "Confirmed: now counted as actual.",
+  confirm_necessary: "Now a hard constraint.",
+  demote: "Demoted to possible.",
+  replace: "Replaced by a new version; the old one stays in the history.",
+};
+const GOVERN_HELP = ordered(ENUMS.GovernAction, {
+  quarantine: "hide from recall, keep the content (undo with restore)",
+  restore: "bring a quarantined memory back",
+  seal: "destroy the content for good",
+  tombstone: "destroy everything but id and timestamps",
+  derive_lesson: "keep a redacted lesson, seal the original",
+} satisfies Record<GovernAction, string>);
+const GOVERN_DONE: Record<GovernAction, string> = {
+  quarantine: "Hidden from recall; restore brings it back.",
+  restore: "Visible again.",
+  seal: "Content destroyed in every file; the history keeps that it existed.",
+  tombstone: "Destroyed with its source and reasons; only the id and times remain.",
+  derive_lesson: "Lesson kept as a new memory; the original content is destroyed.",
+};
+
+function ordered<K extends string>(order: readonly K[], help: Record<K, string>): Record<string, string> {
+  return Object.fromEntries(order.map((k) => [k, help[k]]));
+}
+
 function renderHistory(id: string, hist: HistoryResult): void {
   const box = $("atom");
   if (!hist.current) {
-    box.replaceChildren(h("h2", {}, "Atom"), h("p", { class: "status bad" }, hist.reason ?? "unknown atom"));
+    box.replaceChildren(h("h2", {}, "Memory"), h("p", { class: "status bad" }, hist.reason ?? "unknown memory"));
     return;
   }
   const c = hist.current;
@@ -146,8 +285,8 @@ function renderHistory(id: string, hist: HistoryResult): void {
     CORRECT_HELP,
     { suffix: "new", action: "replace", placeholder: "new content (replace)" },
     async (action, reason, text) => {
-      const r = await client.correct({ target_atom: id, action: action as any, reason, new_content: text, by: "user" });
-      return { ...r, shown: r.new_atom_id ?? id };
+      const r = await client.correct({ target_atom: id, action: action as CorrectAction, reason, new_content: text, by: "user" });
+      return { ...r, shown: r.new_atom_id ?? id, done: CORRECT_DONE[action as CorrectAction] };
     },
   );
   const governForm = actionForm(
@@ -155,22 +294,33 @@ function renderHistory(id: string, hist: HistoryResult): void {
     GOVERN_HELP,
     { suffix: "lesson", action: "derive_lesson", placeholder: "lesson (derive_lesson)" },
     async (action, reason, text) => {
-      const r = await client.govern({ target_atom: id, action: action as any, reason, lesson_content: text, by: "user" });
-      return { ...r, shown: r.lesson_atom_id ?? id };
+      const r = await client.govern({ target_atom: id, action: action as GovernAction, reason, lesson_content: text, by: "user" });
+      return { ...r, shown: r.lesson_atom_id ?? id, done: GOVERN_DONE[action as GovernAction] };
     },
   );
 
   box.replaceChildren(
-    h("h2", {}, "Atom ", h("span", { class: "mono muted", "data-testid": "atom-id" }, c.atom_id)),
+    h("h2", {}, "Memory ", h("span", { class: "mono muted", "data-testid": "atom-id" }, c.atom_id)),
     h("div", { class: "content" + (c.negated ? " negated" : ""), "data-testid": "atom-content" }, c.content),
     h(
       "div",
       { class: "meta muted" },
-      badge(c.kind),
-      ` ${c.epistemic} · ${c.polarity} · ${c.exposure_state}${c.negated ? " · negated" : ""} · ${c.source} · created ${when(c.created_at)}`,
+      badge(c.kind, FACT_COLOUR),
+      ` ${c.epistemic} · ${c.polarity} · ${c.exposure_state}${c.negated ? " · negated" : ""}${c.superseded_by ? " · replaced" : ""} · ${c.source} · created ${when(c.created_at)}`,
     ),
     h("h3", {}, "Chain"),
     chain.length ? h("div", {}, ...chain) : h("p", { class: "muted" }, "No supersedes or lesson edges."),
+    hist.triples.length === 0
+      ? ""
+      : h(
+          "div",
+          {},
+          h("h3", {}, "Knowledge graph"),
+          table(
+            ["source", "relation", "target", "until"],
+            hist.triples.map((t) => [t.source, t.relation, t.target, t.invalid_at ? when(t.invalid_at) : "now"]),
+          ),
+        ),
     h("h3", {}, "Corrections"),
     hist.corrections.length
       ? table(
@@ -191,30 +341,6 @@ function renderHistory(id: string, hist: HistoryResult): void {
 }
 
 /**
- * What each action does, in plain words (the option's tooltip). Typed by the
- * WIT's enums: an action the WIT gains and this page does not describe fails
- * the type check (build.mjs runs tsc), and the order is the WIT's.
- */
-const CORRECT_HELP = ordered(ENUMS.CorrectAction, {
-  negate: "no longer true, no replacement (hidden from recall)",
-  confirm_actual: "possible → actual: confirmed",
-  confirm_necessary: "→ necessary: a hard constraint",
-  demote: "actual/necessary → possible",
-  replace: "new content supersedes this memory",
-} satisfies Record<CorrectAction, string>);
-const GOVERN_HELP = ordered(ENUMS.GovernAction, {
-  quarantine: "hide from recall, keep the content (undo with restore)",
-  restore: "bring a quarantined memory back",
-  seal: "destroy the content for good",
-  tombstone: "destroy everything but id and timestamps",
-  derive_lesson: "keep a redacted lesson, seal the original",
-} satisfies Record<GovernAction, string>);
-
-function ordered<K extends string>(order: readonly K[], help: Record<K, string>): Record<string, string> {
-  return Object.fromEntries(order.map((k) => [k, help[k]]));
-}
-
-/**
  * The correct or govern form (element ids `<name>-form`, `-action`, `-reason`,
  * `-<text.suffix>`, `-status`): an action, a reason, and the text that one
  * action needs. `send` makes the call and names the atom to show afterwards.
@@ -223,7 +349,11 @@ function actionForm(
   name: "correct" | "govern",
   help: Record<string, string>,
   text: { suffix: string; action: string; placeholder: string },
-  send: (action: string, reason: string, text: string | undefined) => Promise<{ effect: string; reason?: string; shown: string }>,
+  send: (
+    action: string,
+    reason: string,
+    text: string | undefined,
+  ) => Promise<{ effect: string; reason?: string; shown: string; done: string }>,
 ): HTMLElement {
   const label = name[0].toUpperCase() + name.slice(1);
   const form = h(
@@ -240,7 +370,9 @@ function actionForm(
     const action = $<HTMLSelectElement>(`${name}-action`).value;
     const extra = action === text.action ? $<HTMLTextAreaElement>(`${name}-${text.suffix}`).value : undefined;
     const r = await send(action, $<HTMLInputElement>(`${name}-reason`).value, extra);
-    await afterChange(r.shown, r.effect, r.reason, `${name}-status`);
+    await showAtom(r.shown);
+    status(`${name}-status`, r.effect, r.effect === "applied" ? r.done : `Not done: ${r.reason ?? r.effect}`);
+    await Promise.all([refreshStats(), refreshGraph(), search(lastQuery)]);
   });
   return form;
 }
@@ -253,43 +385,164 @@ async function showAtom(id: string): Promise<void> {
   renderHistory(id, await client.history({ atom_id: id }));
 }
 
-async function afterChange(id: string, effect: string, reason: string | undefined, statusId: string): Promise<void> {
-  await showAtom(id);
-  const status = $(statusId);
-  if (status) {
-    status.textContent = effect + (reason ? `: ${reason}` : "");
-    status.classList.toggle("bad", effect === "rejected");
-  }
-  await Promise.all([refreshStats(), refreshGraph(), search(lastQuery)]);
+/** An entity's panel: what it is, the memories naming it, its neighbourhood. */
+async function showEntity(node: GraphNode): Promise<void> {
+  const around = await client.neighborhood({ entity: node.label, depth: 1, limit: 60 });
+  graph.merge(around.nodes, around.edges);
+  graph.focus(node.id);
+  const self = around.nodes.find((n) => n.name === node.label);
+  const facts = graph.factsOf(node.id);
+  const box = $("atom");
+  box.replaceChildren(
+    h("h2", {}, "Entity ", h("span", { "data-testid": "entity-name" }, node.label)),
+    h("div", { class: "meta muted" }, badge(node.type || "entity", colourOf(node)), ` named by ${self?.atom_count ?? facts.length} memories`),
+    h("h3", {}, "Links"),
+    around.edges.length
+      ? table(
+          ["source", "relation", "target", "memory"],
+          around.edges.map((e) => [e.source, e.relation, e.target, atomLink(e.atom_id)]),
+        )
+      : h("p", { class: "muted" }, around.reason ?? "No links."),
+    h("h3", {}, "Memories"),
+    facts.length
+      ? h("ul", {}, ...facts.map((f) => h("li", {}, atomLink(f.id), " ", f.label)))
+      : h("p", { class: "muted" }, "Click the entity again to show them in the graph."),
+  );
 }
 
 $("search-form").addEventListener("submit", (e) => {
   e.preventDefault();
+  readFilters();
+  graph.refilter();
   void search($<HTMLInputElement>("query").value);
 });
+for (const id of ["filter-kind", "filter-source", "filter-from", "filter-to"]) {
+  $(id).addEventListener("change", () => {
+    readFilters();
+    graph.refilter();
+    if (lastHits) renderResults(lastHits);
+  });
+}
 
 $("memorize-form").addEventListener("submit", async (e) => {
   e.preventDefault();
   const content = $<HTMLTextAreaElement>("content").value;
   const r = await client.memorize({ content, source: $<HTMLSelectElement>("source").value });
-  const status = $("memorize-status");
-  status.textContent = r.effect + (r.reason ? `: ${r.reason}` : r.atom_id ? ` ${r.atom_id}` : "");
-  status.classList.toggle("bad", r.effect === "rejected");
-  if (r.effect === "applied") $<HTMLTextAreaElement>("content").value = "";
+  if (r.effect === "applied") {
+    const stored = (await client.history({ atom_id: r.atom_id! })).current?.content ?? "";
+    status("memorize-status", r.effect, `Remembered as ${r.atom_id}.${redactionNote(stored)}`);
+    $<HTMLTextAreaElement>("content").value = "";
+  } else if (r.effect === "no_op") {
+    status("memorize-status", r.effect, `Already remembered: the same as ${r.deduped_with}.`);
+  } else {
+    status("memorize-status", r.effect, `Not stored: ${r.reason}`);
+  }
   await Promise.all([refreshStats(), refreshGraph()]);
 });
 
-graph.onSelect = (id) => void showAtom(id);
-// Another tab wrote: its atoms appear in the stats and the graph here too
-// (the atom panel is left alone: someone may be typing in its forms).
+function renderObserved(r: ObserveResult): void {
+  const list = $("observe-result");
+  const head = r.excluded
+    ? `Nothing captured: this reads as ${r.excluded.replaceAll("_", " ")}.`
+    : r.candidates.length
+      ? `Mode ${r.mode}: captures what scores ${r.threshold.toFixed(2)} or more.`
+      : "Nothing in this turn to remember.";
+  list.replaceChildren(
+    h("li", { class: "status" }, r.reason ?? head),
+    ...r.candidates.map((c) => {
+      const verdict = c.effect === "applied" ? "captured" : c.effect === "no_op" ? "already known" : c.captured ? "would capture" : "not captured";
+      return h(
+        "li",
+        { class: "candidate", "data-captured": String(c.captured) },
+        h("span", { class: "score" }, c.confidence.toFixed(2)),
+        " ",
+        badge(c.signal.replaceAll("_", " "), c.captured ? FACT_COLOUR : "#94a3b8"),
+        " ",
+        c.content,
+        h("div", { class: "meta" }, verdict, c.atom_id ? " · " : "", c.atom_id ? atomLink(c.atom_id) : null, c.reason ? ` · ${c.reason}` : ""),
+      );
+    }),
+  );
+}
+
+$("observe-form").addEventListener("submit", async (e) => {
+  e.preventDefault();
+  const r = await client.observe({
+    turn: $<HTMLTextAreaElement>("turn").value,
+    mode: $<HTMLSelectElement>("observe-mode").value as ObserveResult["mode"],
+    role: $<HTMLSelectElement>("observe-role").value as "user" | "assistant",
+    dry_run: $<HTMLInputElement>("observe-dry").checked,
+  });
+  renderObserved(r);
+  if (r.candidates.some((c) => c.effect === "applied")) await Promise.all([refreshStats(), refreshGraph()]);
+});
+
+$("path-form").addEventListener("submit", async (e) => {
+  e.preventDefault();
+  const from = $<HTMLInputElement>("path-from").value;
+  const to = $<HTMLInputElement>("path-to").value;
+  const r = await client.shortestPath({ from, to });
+  if (r.found) {
+    graph.merge(r.nodes, r.edges);
+    graph.showPath(r.nodes.map((n) => n.name));
+    $("path-result").textContent = r.nodes.map((n) => n.name).join(" → ");
+    await graph.settled();
+    graph.fit();
+  } else {
+    graph.showPath([]);
+    $("path-result").textContent = r.reason ?? "No path between them in this scope.";
+  }
+});
+
+$("graph-fit").addEventListener("click", () => graph.fit());
+
+graph.onSelect = (node) => {
+  if (node.kind === "fact") void showAtom(node.id);
+  else if (node.kind === "entity") void showEntity(node);
+};
+// Another tab wrote: its memories appear in the stats and the graph here too
+// (the detail panel is left alone: someone may be typing in its forms).
 client.onChange(() => void Promise.all([refreshStats(), refreshGraph()]));
+const progressSeen = { events: 0, bytes: 0, done: false };
+client.onProgress((p) => {
+  progressSeen.events++;
+  progressSeen.bytes = Math.max(progressSeen.bytes, p.loaded);
+  progressSeen.done = p.done;
+  const bar = $<HTMLProgressElement>("progress");
+  const label = $("progress-label");
+  if (p.done) {
+    bar.hidden = true;
+    label.textContent = "";
+    return;
+  }
+  bar.hidden = false;
+  bar.max = p.total || 1;
+  bar.value = p.loaded;
+  const mb = (n: number) => (n / 1e6).toFixed(0);
+  label.textContent = p.total
+    ? `Downloading the search model (once): ${mb(p.loaded)} of ${mb(p.total)} MB`
+    : `Loading the search model: ${mb(p.loaded)} MB`;
+});
 $("scope").textContent = [scope.tenant_id, scope.workspace, scope.repository, scope.branch].filter(Boolean).join(" / ");
 
 // For tests and for a web agent sharing the page: the client and the page's views.
-Object.assign(window, { client, HmgClient, hmgPage: { graph, refresh: () => Promise.all([refreshStats(), refreshGraph()]), showAtom, search } });
+Object.assign(window, {
+  client,
+  HmgClient,
+  hmgPage: {
+    graph,
+    refresh: () => Promise.all([refreshStats(), refreshGraph()]),
+    showAtom,
+    search,
+    entityId,
+    labelsFit,
+    djb2,
+    progressSeen,
+  },
+});
 
 client.ready
-  .then(() => Promise.all([refreshStats(), refreshGraph()]))
+  .then(() => Promise.all([refreshStats(), refreshGraph(true)]))
   .then(
     () => Object.assign(window, { hmgReady: true }),
     (e: Error) => {

@@ -24,7 +24,17 @@ export interface Request {
 
 export type Reply =
   | { type: "ready" | "reply"; id: number; ok: true; value: unknown }
-  | { type: "ready" | "reply"; id: number; ok: false; error: string };
+  | { type: "ready" | "reply"; id: number; ok: false; error: string }
+  | ({ type: "progress" } & Progress);
+
+/** How far the embedding model's files have come (posted while they load). */
+export interface Progress {
+  file: string;
+  loaded: number;
+  /** 0 when the server does not say. */
+  total: number;
+  done: boolean;
+}
 
 /** Posted on the BroadcastChannel `hmg:<store>` after a call changed the store. */
 export interface ChangeNotice {

@@ -14,7 +14,7 @@ import { instantiate } from "../gen/engine.js";
 import { loadModel } from "./model.js";
 import { OpfsDirectory, opfsAdapter } from "./opfs-fs.js";
 import { fromWit, resultType, toWit, type Method } from "./wire.js";
-import type { InitMessage, Reply, Request } from "./protocol.js";
+import type { InitMessage, Progress, Reply, Request } from "./protocol.js";
 
 let store: any = null;
 let dir: OpfsDirectory | null = null;
@@ -74,13 +74,15 @@ async function openStore(): Promise<void> {
   const modelDir = new OpfsDirectory(root, true);
   model = { fingerprint: "", source: {}, loadMs: 0, preloadMs: 0, bytes: 0, error: "" };
   if (msg.model) {
+    const post = (p: Progress) => (self as any).postMessage({ type: "progress", ...p } satisfies Reply);
     try {
-      const loaded = await loadModel(msg.model);
+      const loaded = await loadModel(msg.model, (file, bytes, total) => post({ file, loaded: bytes, total, done: false }));
       modelDir.attachBuffers(loaded.files);
       Object.assign(model, { source: loaded.sources, loadMs: loaded.ms, bytes: loaded.bytes });
     } catch (e) {
       model.error = describe(e);
     }
+    post({ file: "", loaded: model.bytes, total: model.bytes, done: true });
   }
   const fs = createFilesystem({ adapter: opfsAdapter, preopens: { "/store": dir, "/model": modelDir } });
   const cli = createCli({});

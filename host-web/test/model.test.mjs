@@ -17,6 +17,10 @@ test("hybrid recall with the model, loaded from the network once, then from OPFS
   assert.match(t.model.fingerprint, /^multilingual-e5-small:/);
   assert.deepEqual(Object.values(t.model.source).sort(), ["network", "network"]);
   assert.ok(t.model.bytes > 100e6, `${t.model.bytes}`);
+  // The download showed its progress on the page, and the bar is gone now.
+  const seen = await page.evaluate(() => window.hmgPage.progressSeen);
+  assert.ok(seen.events > 10 && seen.bytes > 100e6 && seen.done, JSON.stringify(seen));
+  assert.equal(await page.isVisible("#progress"), false);
 
   const ids = {};
   for (const [key, content] of [

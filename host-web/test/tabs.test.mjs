@@ -62,14 +62,14 @@ test("a tab catches up after the other tab compacted (new generation)", async ()
 test("a write in one tab shows up on the other tab's page without a reload", async () => {
   const a = await openPage(env.context, env.server.url, "?store=live");
   const b = await openPage(env.context, env.server.url, "?store=live");
-  await b.waitForFunction(() => document.querySelector("#stats").textContent.startsWith("0 atoms"));
+  await b.waitForFunction(() => document.querySelector("#stats").textContent.startsWith("0 memories"));
   const notices = b.evaluate(
     () => new Promise((resolve) => window.client.onChange((c) => resolve(c.method))),
   );
   await call(a, "memorize", { content: "live update: 發布流程用 GitHub Actions" });
   assert.equal(await notices, "memorize");
-  await b.waitForFunction(() => document.querySelector("#stats").textContent.startsWith("1 atoms"));
-  await b.waitForFunction(() => window.hmgPage.graph.visible().nodes.length === 1);
+  await b.waitForFunction(() => document.querySelector("#stats").textContent.startsWith("1 memories"));
+  await b.waitForFunction(() => window.hmgPage.graph.visibleOf("fact").length === 1);
   // A refusal changes nothing and tells no one; A's own page is not told about its own write.
   assert.equal((await call(a, "memorize", { content: "password=hunter2" })).effect, "rejected");
   const ownNotice = await a.evaluate(

@@ -54,7 +54,8 @@ test("seed walk-through over MCP", async (t) => {
   const { tools } = await client.listTools();
   const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
   assert.deepEqual(Object.keys(byName).sort(), [
-    "memory_correct", "memory_govern", "memory_handoff", "memory_memorize", "memory_recall", "memory_stats",
+    "memory_correct", "memory_govern", "memory_graph", "memory_handoff", "memory_memorize", "memory_observe",
+    "memory_recall", "memory_stats",
   ]);
   assert.deepEqual(byName.memory_memorize.inputSchema.required, ["content"]);
   assert.deepEqual(byName.memory_correct.inputSchema.required.sort(), ["action", "reason", "target_atom"]);

@@ -77,6 +77,16 @@ const QUESTION_OPENINGS_EN: &[&str] = &[
     "wouldn't",
     "shouldn't",
 ];
+const WH_WORDS: &[&str] = &[
+    "what", "what's", "whats", "why", "how", "how's", "when", "where", "who", "whom", "whose",
+    "which",
+];
+/// Words that can follow an auxiliary in a question ("do you", "is this").
+const SUBJECTS: &[&str] = &[
+    "i", "you", "we", "they", "he", "she", "it", "there", "this", "that", "these", "those", "the",
+    "my", "your", "our", "their", "his", "her", "its", "a", "an", "any", "anyone", "anybody",
+    "someone", "somebody", "everyone",
+];
 const QUESTION_WORDS_ZH: &[&str] = &[
     "什么",
     "怎么",
@@ -127,8 +137,18 @@ fn is_question(s: &str) -> bool {
         .split(|c: char| !(c.is_alphanumeric() || c == '\''))
         .find(|w| !w.is_empty())
         .unwrap_or("");
-    if QUESTION_OPENINGS_EN.contains(&first) && core.split_whitespace().count() > 1 {
-        // "Is it …", "Do you …": a question without its mark.
+    if WH_WORDS.contains(&first) && core.split_whitespace().count() > 1 {
+        return true;
+    }
+    // "Is it …", "Do you …": a question without its mark — but "Don't use
+    // emojis", "Do not forget…" are requests: an auxiliary asks only when a
+    // subject follows it.
+    let second = core
+        .split(|c: char| !(c.is_alphanumeric() || c == '\''))
+        .filter(|w| !w.is_empty())
+        .nth(1)
+        .unwrap_or("");
+    if QUESTION_OPENINGS_EN.contains(&first) && SUBJECTS.contains(&second) {
         return true;
     }
     // 你知道…嗎 is caught above; a Chinese question word asks unless it is
@@ -340,23 +360,15 @@ const TIME_WORDS_ZH: &[&str] = &[
     "马上",
     "这两天",
     "最近几天",
-    "周一",
-    "周二",
-    "周三",
-    "周四",
-    "周五",
-    "周六",
-    "周日",
-    "星期一",
-    "星期二",
-    "星期三",
-    "星期四",
-    "星期五",
-    "星期六",
-    "星期日",
-    "星期天",
-    "礼拜一",
-    "礼拜五",
+    // A weekday alone recurs ("禁止週五部署"); this or next week's is a date.
+    "这周一",
+    "这周五",
+    "下周一",
+    "下周五",
+    "上周五",
+    "这星期",
+    "下星期",
+    "上星期",
     "新闻",
     "股价",
     "股市",

@@ -141,12 +141,13 @@ pub fn analyse(turn: &str, role: Role) -> Analysis {
     let (prose, had_code) = exclude::without_code(turn);
     let mut analysis = Analysis::default();
     let mut first_exclusion = None;
+    let turn_traditional = traditional(&prose);
     for sentence in sentences(&prose).into_iter().flat_map(clauses) {
         if let Some(why) = exclude::exclusion(sentence) {
             first_exclusion.get_or_insert(why);
             continue;
         }
-        for candidate in signals::candidates(sentence, role) {
+        for candidate in signals::candidates_in(sentence, role, turn_traditional) {
             if !analysis
                 .candidates
                 .iter()

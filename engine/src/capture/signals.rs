@@ -46,7 +46,7 @@ fn re(pattern: &str) -> Regex {
 /// Openers that do not change what follows (folded).
 static OPENER: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"^(?:(?:请你|请|麻烦你|麻烦|帮我|帮忙|你|对了|另外|还有|顺便|其实|嗯|那|ok|okay|so|btw|by the way|also|and|hey|hi|please|pls|kindly|just|oh)[\s,，、:：!！]*)+",
+        r"^(?:(?:麻烦你|麻烦|帮我|帮忙|你|对了|另外|还有|顺便|其实|嗯|那|ok|okay|so|btw|by the way|also|and|hey|hi|please|pls|kindly|just|oh)[\s,，、:：!！]*)+",
     )
 });
 static REMEMBER: LazyLock<Regex> = LazyLock::new(|| {
@@ -210,10 +210,12 @@ struct Voice {
 }
 
 impl Voice {
-    fn of(sentence: &str) -> Voice {
+    /// The voice of a sentence; `turn_traditional`: the whole turn is written
+    /// in Traditional characters (a short clause may not show it by itself).
+    fn of(sentence: &str, turn_traditional: bool) -> Voice {
         Voice {
             zh: chinese(sentence),
-            traditional: traditional(sentence),
+            traditional: traditional(sentence) || turn_traditional,
         }
     }
 
@@ -244,6 +246,13 @@ impl Voice {
 
 /// The candidates of one sentence (already known not to be excluded).
 pub fn candidates(sentence: &str, role: Role) -> Vec<Candidate> {
+    candidates_in(sentence, role, false)
+}
+
+/// As [`candidates`], for a sentence of a turn written in Traditional
+/// characters (`turn_traditional`): statements are written in Traditional
+/// too, even when the sentence alone does not show its script.
+pub fn candidates_in(sentence: &str, role: Role, turn: bool) -> Vec<Candidate> {
     let trimmed = sentence
         .trim()
         .trim_end_matches(['。', '.', '!', '！', '；', ';']);
@@ -256,23 +265,23 @@ pub fn candidates(sentence: &str, role: Role) -> Vec<Candidate> {
         trimmed
     };
     if role == Role::User
-        && let Some(c) = explicit(body)
+        && let Some(c) = explicit(body, turn)
     {
         return c;
     }
     let mut out = Vec::new();
     if role == Role::User {
-        out.extend(profile(body));
-        out.extend(possession(body));
-        out.extend(preference(body));
-        out.extend(style(body));
+        out.extend(profile(body, turn));
+        out.extend(possession(body, turn));
+        out.extend(preference(body, turn));
+        out.extend(style(body, turn));
     }
-    out.extend(decision(body));
+    out.extend(decision(body, turn));
     if out.is_empty() {
-        out.extend(constraint(body));
+        out.extend(constraint(body, turn));
     }
     if out.is_empty() {
-        out.extend(fact(body));
+        out.extend(fact(body, turn));
     }
     let hedged = HEDGE.is_match(&Folded::new(body).text);
     for c in &mut out {
@@ -342,7 +351,7 @@ impl<'a> Found<'a> {
     }
 }
 
-fn explicit(body: &str) -> Option<Vec<Candidate>> {
+fn explicit(body: &str, turn: bool) -> Option<Vec<Candidate>> {
     let found = Found::new(body);
     if let Some(caps) = found.captures(&REMEMBER) {
         let rest = found.rest_after(&caps).trim();
@@ -357,7 +366,7 @@ fn explicit(body: &str) -> Option<Vec<Candidate>> {
         }
         // "記住我偏好用 dark 主題": the statement an implicit signal would make,
         // with the command's certainty.
-        let implied = candidates(rest, Role::User);
+        let implied = candidates_in(rest, Role::User, turn);
         let candidate = match implied.into_iter().next() {
             Some(c) if c.signal.personal() => Candidate {
                 signal: Signal::Remember,
@@ -366,7 +375,7 @@ fn explicit(body: &str) -> Option<Vec<Candidate>> {
             },
             Some(c) => candidate(c.content, Signal::Remember, EXPLICIT, None),
             None => candidate(
-                first_person(rest, &Voice::of(rest)),
+                first_person(rest, &Voice::of(rest, turn)),
                 Signal::Remember,
                 EXPLICIT,
                 None,
@@ -614,9 +623,9 @@ static LIVES: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 
-fn profile(body: &str) -> Vec<Candidate> {
+fn profile(body: &str, turn: bool) -> Vec<Candidate> {
     let found = Found::new(body);
-    let voice = Voice::of(body);
+    let voice = Voice::of(body, turn);
     let user = voice.user();
     if let Some(caps) = found.captures(&ZH_NAME) {
         let name = found.group(&caps, 1).unwrap_or("");
@@ -756,9 +765,9 @@ static EN_HAVE: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 
-fn possession(body: &str) -> Vec<Candidate> {
+fn possession(body: &str, turn: bool) -> Vec<Candidate> {
     let found = Found::new(body);
-    let voice = Voice::of(body);
+    let voice = Voice::of(body, turn);
     let (phrase, object) = if let Some(caps) = found.captures(&ZH_HAVE) {
         (
             found.group(&caps, 1).unwrap_or(""),
@@ -827,9 +836,9 @@ static EN_LIKE: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 
-fn preference(body: &str) -> Vec<Candidate> {
+fn preference(body: &str, turn: bool) -> Vec<Candidate> {
     let found = Found::new(body);
-    let voice = Voice::of(body);
+    let voice = Voice::of(body, turn);
     if let Some(caps) = found.captures(&ZH_LIKE) {
         let verb = found.group(&caps, 1).unwrap_or("");
         let object = found.group(&caps, 2).unwrap_or("").trim();
@@ -901,7 +910,7 @@ fn preference_key(object: &str, negative: bool) -> Option<String> {
 
 static ZH_STYLE: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?:以后|之后|今后|往后|接下来|从现在开始|一律|统一)?(?:请你|请|麻烦你|麻烦)?(?:都|一律|总是|统一|全部|尽量)?(?:用|使用|以)\s*(.{1,12}?)\s*(?:来)?(?:回复|回覆|回答|回应|答复|写|交流|沟通|说明|解释|输出)|(?:回答|回复|回覆|回应)(?:请|要|尽量|都)?(?:简短|简洁|精简|详细|短一点|长一点|直接一点|直接|条列|分点|用条列)|(?:不要|别|请不要|请别|以后不要|以后别)(?:再)?(?:用|使用|加|放|写)?(?:表情符号|emoji|表情|客套话|废话|markdown|英文|中文|简体|繁体)",
+        r"(?:以后|之后|今后|往后|接下来|从现在开始|一律|统一)?(?:请你|请|麻烦你|麻烦)?(?:都|一律|总是|统一|全部|尽量)?(?:用|使用|以)\s*(.{1,12}?)\s*(?:来)?(?:回复|回覆|回答|回应|答复|写|交流|沟通|说明|解释|输出)|(?:回答|回复|回覆|回应)(?:请|要|尽量|都)?(?:简短|简洁|精简|详细|短一点|长一点|直接一点|直接|条列|分点|用条列)|(?:用)?(?:条列式?|分点|列点|表格|markdown)(?:来|地)?(?:回答|回复|回覆|说明|列出)|(?:不要|别|请不要|请别|以后不要|以后别)(?:再)?(?:用|使用|加|放|写|说)?(?:表情符号|emoji|表情|客套话|废话|markdown|英文|中文|简体|繁体)|(?:以后|今后|往后|从现在开始)(?:请你|请)?(?:都|一律|总是)?(?:用|使用|说|讲)\s*(.{1,12})$",
     )
 });
 static EN_STYLE: LazyLock<Regex> = LazyLock::new(|| {
@@ -910,9 +919,9 @@ static EN_STYLE: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 
-fn style(body: &str) -> Vec<Candidate> {
+fn style(body: &str, turn: bool) -> Vec<Candidate> {
     let found = Found::new(body);
-    let voice = Voice::of(body);
+    let voice = Voice::of(body, turn);
     if let Some(caps) = found.captures(&ZH_STYLE) {
         let clause = found.group(&caps, 0).unwrap_or("").trim();
         // "用 X 寫/回覆" is about answers only for a language, or when it
@@ -931,18 +940,16 @@ fn style(body: &str) -> Vec<Candidate> {
         ]
         .iter()
         .any(|w| found.folded.text.contains(w));
-        let named_language = found
-            .group(&caps, 1)
-            .is_some_and(|l| category(l).as_deref() == Some("natural-language"));
+        let what = found.group(&caps, 1).or_else(|| found.group(&caps, 2));
+        let named_language =
+            what.is_some_and(|l| category(l).as_deref() == Some("natural-language"));
         if found.group(&caps, 1).is_some() && !asked && !named_language {
             return Vec::new();
         }
         let clause = ["麻煩你", "麻烦你", "請你", "请你", "請", "请"]
             .iter()
             .fold(clause.to_owned(), |c, w| c.replace(w, ""));
-        let language = found
-            .group(&caps, 1)
-            .is_some_and(|l| category(l).as_deref() == Some("natural-language"));
+        let language = named_language;
         let attribute = if language { "language" } else { "format" };
         let wants = "希望";
         let content = format!("{}{wants}{}{clause}", voice.user(), voice.assistant());
@@ -1003,9 +1010,9 @@ static EN_DECIDED: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 
-fn decision(body: &str) -> Vec<Candidate> {
+fn decision(body: &str, turn: bool) -> Vec<Candidate> {
     let found = Found::new(body);
-    let voice = Voice::of(body);
+    let voice = Voice::of(body, turn);
     if voice.zh && found.captures(&ZH_DECIDED).is_some() {
         return vec![candidate(
             first_person(body, &voice),
@@ -1036,13 +1043,13 @@ static ZH_MUST: LazyLock<Regex> = LazyLock::new(|| {
 });
 static EN_MUST: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"\b(?:must|must not|mustn't|shall not|never|is required to|are required to|has to|is not allowed|are not allowed|forbidden|prohibited|may only|can only|always)\b",
+        r"\b(?:must not|mustn't|shall not|is required to|are required to|has to|is not allowed|are not allowed|forbidden|prohibited|may only|can only)\b|\bmust (?:be [a-z]+(?:ed|en)\b|have (?:a|an|the|at least|tests|\d)\b|(?:always |never |only )?(?:use|support|run|pass|go|include|expose|follow|stay|keep|come|live|leave|contain|log|call|return|handle|check|validate|respond|reply|deploy|build|sign|review|target|match|start|end|wait|own|write)\b)|^(?:never|always|do not|don't) (?:use|deploy|commit|push|merge|store|log|expose|run|call|write|put|share|send|delete|change|edit|skip|disable|enable|hardcode|check in|test in|touch|force|rebase|release|ship|print|leak|reuse)\b",
     )
 });
 
-fn constraint(body: &str) -> Vec<Candidate> {
+fn constraint(body: &str, turn: bool) -> Vec<Candidate> {
     let found = Found::new(body);
-    let voice = Voice::of(body);
+    let voice = Voice::of(body, turn);
     let f = &found.folded.text;
     let words = f.chars().filter(|c| c.is_alphanumeric()).count();
     if words < 4 {
@@ -1054,10 +1061,13 @@ fn constraint(body: &str) -> Vec<Candidate> {
         found.captures(&EN_MUST).is_some()
     };
     // "I have to go" is the speaker's moment, not a rule.
-    let personal_moment = f.starts_with("i have to")
-        || f.starts_with("i must")
-        || f.starts_with("我必须")
-        || f.starts_with("我得");
+    // "I have to go", "我不能去" are the speaker's moment, not a rule; a rule
+    // is about a thing ("API 必須…") or asked of everyone ("Never deploy…").
+    let personal_moment = [
+        "i ", "i'm", "he ", "she ", "they ", "that ", "it ", "我", "他", "她",
+    ]
+    .iter()
+    .any(|p| f.starts_with(p) && !f.starts_with("我们"));
     if !hit || personal_moment {
         return Vec::new();
     }
@@ -1071,7 +1081,7 @@ fn constraint(body: &str) -> Vec<Candidate> {
 
 /// "我們用 X / we use X": a project fact the graph templates read as the
 /// project using, depending on or running on something.
-fn fact(body: &str) -> Vec<Candidate> {
+fn fact(body: &str, turn: bool) -> Vec<Candidate> {
     let mentions = crate::graph::mentions(body);
     if mentions.is_empty() {
         return Vec::new();
@@ -1085,7 +1095,7 @@ fn fact(body: &str) -> Vec<Candidate> {
     if !about_project {
         return Vec::new();
     }
-    let voice = Voice::of(body);
+    let voice = Voice::of(body, turn);
     vec![candidate(
         first_person(body, &voice),
         Signal::Fact,

@@ -22,7 +22,12 @@ pub mod lexicon;
 pub mod patterns;
 pub mod relations;
 
+use std::sync::LazyLock;
+
 use serde::{Deserialize, Serialize};
+
+static REDACTION: LazyLock<regex::Regex> =
+    LazyLock::new(|| regex::Regex::new(r"\[REDACTED:[a-z_]+\]").expect("marker pattern"));
 
 /// What an entity is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -100,6 +105,14 @@ pub struct Mention {
 /// Every entity named in `text`, in text order, without overlaps:
 /// dictionary names first, then names found by shape.
 pub fn mentions(text: &str) -> Vec<Mention> {
+    // Redaction markers (`[REDACTED:password]`) are not names.
+    let masked;
+    let text = if text.contains("[REDACTED:") {
+        masked = REDACTION.replace_all(text, |c: &regex::Captures<'_>| " ".repeat(c[0].len()));
+        &*masked
+    } else {
+        text
+    };
     let folded = fold::Folded::new(text);
     let lexicon = &*lexicon::LEXICON;
     let mut out: Vec<Mention> = lexicon
@@ -214,6 +227,12 @@ mod tests {
             found.contains(&("Cloud Run".into(), EntityType::Service)),
             "{found:?}"
         );
+    }
+
+    #[test]
+    fn redaction_markers_are_not_entities() {
+        let found = names("staging 連線字串 [REDACTED:connection_string] on Redis");
+        assert_eq!(found, [("Redis".into(), EntityType::Technology)]);
     }
 
     #[test]

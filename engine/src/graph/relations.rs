@@ -447,10 +447,16 @@ pub fn triples(text: &str, mentions: &[Mention]) -> Vec<RawTriple> {
                 .iter()
                 .copied()
                 .filter(|&i| mentions[i].end <= cue.start && mentions[i].start >= s_start)
+                // A thing just named may be what the next relation is about
+                // ("用 A 跑在 B 上": A runs on B), but not a second choice
+                // ("用 A，不用 B": the project avoids B).
                 .rfind(|i| {
                     !consumed.contains(i)
                         || relative
-                        || matches!(cue.relation, "replaces" | "migrates")
+                        || matches!(
+                            cue.relation,
+                            "replaces" | "migrates" | "located_in" | "depends_on" | "part_of"
+                        )
                 })
                 .map(End::Mention)
                 .unwrap_or_else(|| implicit_subject(before, cue, &text[s_start..cue.end]));
@@ -659,6 +665,13 @@ mod tests {
         assert_eq!(
             show("後端服務部署在 AWS 的 EKS 上"),
             ["PROJECT located_in AWS", "PROJECT located_in Amazon EKS"]
+        );
+        assert_eq!(
+            show("我們決定用 PostgreSQL 跑在 Kubernetes 上"),
+            [
+                "PROJECT uses PostgreSQL",
+                "PostgreSQL located_in Kubernetes"
+            ]
         );
         assert_eq!(
             show("從 MySQL 遷移到 PostgreSQL"),

@@ -29,7 +29,7 @@ fn browser_host_in_chromium() {
         .map(|name| format!("test/{name}"))
         .collect();
     files.sort();
-    assert_eq!(files.len(), 7, "{files:?}");
+    assert_eq!(files.len(), 8, "{files:?}");
     let out = Command::new("node")
         .arg("--test")
         .arg("--test-concurrency=1")
@@ -44,5 +44,5 @@ fn browser_host_in_chromium() {
         "browser tests failed:\n{stdout}\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(stdout.contains("# pass 15\n"), "{stdout}");
+    assert!(stdout.contains("# pass 16\n"), "{stdout}");
 }

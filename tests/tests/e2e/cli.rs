@@ -157,7 +157,13 @@ fn seed_walkthrough_with_json() {
     let h = cli.ok(&["history", &pg17]);
     assert_eq!(
         keys(&h),
-        ["corrections", "current", "exposure_history", "relations"]
+        [
+            "corrections",
+            "current",
+            "exposure_history",
+            "relations",
+            "triples"
+        ]
     );
     assert_eq!(
         keys(&h["relations"]),
@@ -408,5 +414,216 @@ fn scope_comes_from_git_and_siblings_stay_apart() {
         ids,
         [org.as_str()],
         "the branch memory must stay on its branch; the org memory is inherited"
+    );
+}
+
+#[test]
+fn graph_commands_print_the_documented_shapes() {
+    let cli = Cli::new();
+    for m in [
+        "專案用 PostgreSQL 16 做主資料庫，不用 MongoDB",
+        "PostgreSQL runs on Kubernetes",
+        "Grafana depends on Prometheus, which runs on k8s",
+    ] {
+        cli.ok(&["memorize", m]);
+    }
+    let e = cli.ok(&[
+        "graph",
+        "entities",
+        "前端用 React 和 Postgres，程式碼在 src/app.tsx",
+    ]);
+    assert_eq!(keys(&e), ["entities"]);
+    assert_eq!(
+        e["entities"],
+        serde_json::json!([
+            {"name": "React", "type": "technology"},
+            {"name": "PostgreSQL", "type": "technology"},
+            {"name": "src/app.tsx", "type": "file"}
+        ])
+    );
+    let n = cli.ok(&["graph", "neighborhood", "postgres", "--depth", "2"]);
+    assert_eq!(keys(&n), ["edges", "nodes", "truncated"]);
+    assert_eq!(keys(&n["nodes"][0]), ["atom_count", "name", "type"]);
+    assert_eq!(
+        keys(&n["edges"][0]),
+        [
+            "atom_id",
+            "invalid_at",
+            "relation",
+            "source",
+            "target",
+            "valid_at"
+        ]
+    );
+    assert_eq!(n["edges"][0]["invalid_at"], Value::Null);
+    let names: Vec<&str> = n["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| s(n, "name"))
+        .collect();
+    assert!(
+        names.contains(&"Kubernetes") && names.contains(&"mem0"),
+        "{names:?}"
+    );
+    let p = cli.ok(&["graph", "path", "Grafana", "PostgreSQL"]);
+    assert_eq!(keys(&p), ["edges", "found", "nodes"]);
+    assert_eq!(p["found"], true);
+    let r = cli.ok(&["graph", "relate", "payment-service", "depends_on", "Redis"]);
+    assert_eq!(
+        (keys(&r), &r["effect"]),
+        (vec!["atom_id", "effect"], &Value::from("applied"))
+    );
+    let (missing, code) = cli.json(&["graph", "neighborhood", "Oracle"]);
+    assert_eq!(code, 3);
+    assert!(s(&missing, "reason").contains("no entity"));
+    let recalled = cli.ok(&["recall", "--graph", "k8s"]);
+    assert_eq!(recalled["graph"]["nodes"][0]["name"], "Kubernetes");
+    // The human form, as in the README.
+    let out = cli.raw(&["graph", "neighborhood", "postgres"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("mem0 -[uses]-> PostgreSQL"), "{text}");
+}
+
+#[test]
+fn observe_and_the_prompt_hook() {
+    let cli = Cli::new();
+    let o = cli.ok(&["observe", "我叫張三，以後請用中文回覆"]);
+    assert_eq!(keys(&o), ["candidates", "excluded", "mode", "threshold"]);
+    assert_eq!(
+        (o["mode"].as_str(), o["threshold"].as_f64(), &o["excluded"]),
+        (Some("standard"), Some(0.65), &Value::Null)
+    );
+    assert_eq!(
+        keys(&o["candidates"][0]),
+        [
+            "atom_id",
+            "captured",
+            "confidence",
+            "content",
+            "effect",
+            "signal"
+        ]
+    );
+    assert_eq!(o["candidates"][0]["content"], "使用者叫張三");
+    assert_eq!(o["candidates"][1]["signal"], "assistant_style");
+    let q = cli.ok(&["observe", "--mode", "relaxed", "你知道我叫什麼嗎？"]);
+    assert_eq!(
+        (
+            q["excluded"].as_str(),
+            q["candidates"].as_array().unwrap().len()
+        ),
+        (Some("question"), 0)
+    );
+    let dry = cli.ok(&[
+        "observe",
+        "--dry-run",
+        "--mode",
+        "strict",
+        "We decided to use pnpm",
+    ]);
+    let c = &dry["candidates"][0];
+    assert_eq!(
+        (c["confidence"].as_f64(), &c["captured"]),
+        (Some(0.8), &Value::Bool(false))
+    );
+    assert!(s(c, "reason").contains("below the strict threshold"));
+
+    // The hook: Claude Code's UserPromptSubmit JSON in, additionalContext out.
+    let hook = |stdin: &str, extra: &[(&str, &str)]| {
+        use std::io::Write;
+        let mut cmd = cli.command(None);
+        cmd.args([
+            "--tenant",
+            "qiankun",
+            "--workspace",
+            "mem0ai",
+            "--repository",
+            "mem0",
+        ])
+        .args(["--branch", "main", "hook", "user-prompt-submit"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+        for (k, v) in extra {
+            cmd.env(k, v);
+        }
+        let mut child = cmd.spawn().unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(stdin.as_bytes())
+            .unwrap();
+        child.wait_with_output().unwrap()
+    };
+    cli.ok(&["memorize", "正式環境部署在 AWS ECS，不用 Kubernetes"]);
+    let work = tempfile::tempdir().unwrap();
+    let input = serde_json::json!({
+        "session_id": "sess-1",
+        "prompt": "我們決定用 pnpm 管理依賴。正式環境部署在哪裡？",
+        "cwd": work.path(),
+        "hook_event_name": "UserPromptSubmit",
+    });
+    let out = hook(&input.to_string(), &[]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let printed: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        printed["hookSpecificOutput"]["hookEventName"],
+        "UserPromptSubmit"
+    );
+    let context = s(&printed["hookSpecificOutput"], "additionalContext");
+    assert!(
+        context.contains("正式環境部署在 AWS ECS"),
+        "the relevant memory: {context}"
+    );
+    assert!(
+        context.contains("團隊決定用 pnpm 管理依賴"),
+        "and the decision captured: {context}"
+    );
+    // The decision went into that session.
+    let in_session = |session: Option<&str>| {
+        let mut args = vec!["--json"];
+        if let Some(s) = session {
+            args.extend(["--session", s]);
+        }
+        args.extend(["recall", "pnpm 依賴"]);
+        let out = cli.raw(&args);
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        v["atoms"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|a| s(a, "content").contains("pnpm"))
+            .count()
+    };
+    assert_eq!((in_session(Some("sess-1")), in_session(None)), (1, 0));
+
+    // Held up (another process holds the store): nothing printed, exit 0, why on stderr.
+    let lock = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(cli.store.path().join("LOCK"))
+        .unwrap();
+    lock.lock().unwrap();
+    let started = std::time::Instant::now();
+    let out = hook(&input.to_string(), &[("HMG_HOOK_TIMEOUT_MS", "400")]);
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+    assert_eq!((out.status.code(), out.stdout.len()), (Some(0), 0));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("gave up after 400 ms"));
+    lock.unlock().unwrap();
+    // Not hook JSON: a one-line error.
+    let out = hook("not json", &[]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with("hmg: ") && err.lines().count() == 1,
+        "{err}"
     );
 }
