@@ -129,6 +129,17 @@ pub enum GraphOp {
     Relate,
 }
 
+impl GraphOp {
+    fn as_str(self) -> &'static str {
+        match self {
+            GraphOp::Entities => "entities",
+            GraphOp::Neighborhood => "neighborhood",
+            GraphOp::Path => "path",
+            GraphOp::Relate => "relate",
+        }
+    }
+}
+
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 pub struct GraphInput {
     /// `entities`, `neighborhood`, `path` or `relate`.
@@ -352,22 +363,30 @@ impl HmgServer {
         &self,
         Parameters(input): Parameters<GraphInput>,
     ) -> Result<CallToolResult, McpError> {
-        let need = |value: &Option<String>, field: &str| {
-            value
-                .clone()
-                .filter(|v| !v.trim().is_empty())
-                .ok_or_else(|| {
-                    McpError::invalid_params(format!("op {:?} needs `{field}`", input.op), None)
-                })
-        };
+        let op = input.op;
+        // A missing field is the caller's mistake: a tool error, as bad arguments are.
+        macro_rules! need {
+            ($value:expr, $field:literal) => {
+                match $value.clone().filter(|v: &String| !v.trim().is_empty()) {
+                    Some(v) => v,
+                    None => {
+                        return Ok(CallToolResult::error(vec![ContentBlock::text(format!(
+                            "memory_graph: op `{}` needs `{}`",
+                            op.as_str(),
+                            $field
+                        ))]));
+                    }
+                }
+            };
+        }
         match input.op {
             GraphOp::Entities => {
-                let text = need(&input.text, "text")?;
+                let text = need!(input.text, "text");
                 let r = self.call(move |s| s.extract_entities(&text)).await?;
                 reply(&r, render::entities(&r))
             }
             GraphOp::Neighborhood => {
-                let entity = need(&input.entity, "entity")?;
+                let entity = need!(input.entity, "entity");
                 let r = self
                     .call(move |s| {
                         s.neighborhood(&api::NeighborhoodRequest {
@@ -383,10 +402,7 @@ impl HmgServer {
                 reply(&r, render::neighborhood(&r))
             }
             GraphOp::Path => {
-                let (from, to) = (
-                    need(&input.entity, "entity")?,
-                    need(&input.target, "target")?,
-                );
+                let (from, to) = (need!(input.entity, "entity"), need!(input.target, "target"));
                 let r = self
                     .call(move |s| {
                         s.shortest_path(&api::PathRequest {
@@ -401,9 +417,9 @@ impl HmgServer {
                 reply(&r, render::path(&r))
             }
             GraphOp::Relate => {
-                let source = need(&input.entity, "entity")?;
-                let target = need(&input.target, "target")?;
-                let relation = need(&input.relation, "relation")?;
+                let source = need!(input.entity, "entity");
+                let target = need!(input.target, "target");
+                let relation = need!(input.relation, "relation");
                 let r = self
                     .call(move |s| {
                         s.relate(&api::RelateRequest {

@@ -131,6 +131,21 @@ pub fn mentions(text: &str) -> Vec<Mention> {
         })
         .collect();
     let mut shaped = patterns::find(text);
+    // A path or a URL is one thing: a known name inside it ("yaml" in
+    // config/settings.yaml, "https" in a link) is no mention of its own.
+    let whole: Vec<(usize, usize)> = shaped
+        .iter()
+        .filter(|s| {
+            matches!(s.kind, EntityType::File | EntityType::Service)
+                && s.end - s.start > s.name.len().min(4)
+        })
+        .map(|s| (s.start, s.end))
+        .collect();
+    out.retain(|m| {
+        !whole
+            .iter()
+            .any(|&(s, e)| s <= m.start && m.end <= e && (s, e) != (m.start, m.end))
+    });
     // Longer candidates first, so "Project Alpha" wins over "Alpha".
     shaped.sort_by_key(|s| {
         (

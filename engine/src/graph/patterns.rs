@@ -426,6 +426,126 @@ const GENERIC: &[&str] = &[
     "上周",
 ];
 
+/// Verbs whose subject is a person ("Caroline leads the team").
+const PERSON_VERBS: &[&str] = &[
+    "said",
+    "says",
+    "told",
+    "tells",
+    "asked",
+    "asks",
+    "leads",
+    "led",
+    "wants",
+    "wanted",
+    "thinks",
+    "thought",
+    "believes",
+    "knows",
+    "knew",
+    "likes",
+    "liked",
+    "loves",
+    "loved",
+    "prefers",
+    "preferred",
+    "works",
+    "worked",
+    "lives",
+    "lived",
+    "owns",
+    "owned",
+    "went",
+    "wrote",
+    "writes",
+    "joined",
+    "joins",
+    "left",
+    "manages",
+    "managed",
+    "maintains",
+    "mentioned",
+    "suggested",
+    "suggests",
+    "decided",
+    "decides",
+    "agreed",
+    "agrees",
+    "feels",
+    "felt",
+    "met",
+    "meets",
+    "visited",
+    "visits",
+    "moved",
+    "bought",
+];
+
+/// Capitalised words that open sentences without naming anyone.
+const SENTENCE_OPENERS: &[&str] = &[
+    "the",
+    "this",
+    "that",
+    "these",
+    "those",
+    "it",
+    "its",
+    "we",
+    "our",
+    "they",
+    "he",
+    "she",
+    "you",
+    "i",
+    "my",
+    "your",
+    "there",
+    "here",
+    "what",
+    "which",
+    "who",
+    "when",
+    "where",
+    "why",
+    "how",
+    "everything",
+    "everyone",
+    "nothing",
+    "someone",
+    "something",
+    "each",
+    "every",
+    "all",
+    "some",
+    "most",
+    "many",
+    "much",
+    "one",
+    "both",
+    "either",
+    "neither",
+    "another",
+    "other",
+    "such",
+    "also",
+    "still",
+    "then",
+    "now",
+    "today",
+    "yesterday",
+    "tomorrow",
+    "maybe",
+    "perhaps",
+    "data",
+    "code",
+    "time",
+    "work",
+    "life",
+    "music",
+    "art",
+    "news",
+];
+
 pub fn is_generic(name: &str) -> bool {
     let k = key(name);
     k.chars().count() < 2 && !k.chars().any(crate::index::tokenize::is_cjk)
@@ -448,9 +568,11 @@ pub fn find(text: &str) -> Vec<Shaped> {
             kind,
         });
     };
+    let mut urls: Vec<(usize, usize)> = Vec::new();
     for m in URL.captures_iter(text) {
         let whole = m.get(0).expect("match");
         let host = m.get(1).expect("host");
+        urls.push((whole.start(), whole.end()));
         push(
             whole.start(),
             whole.end(),
@@ -458,7 +580,11 @@ pub fn find(text: &str) -> Vec<Shaped> {
             EntityType::Service,
         );
     }
+    let in_url = |start: usize| urls.iter().any(|&(s, e)| s <= start && start < e);
     for m in PATH.find_iter(text) {
+        if in_url(m.start()) {
+            continue;
+        }
         let s = m.as_str();
         // A bare "a/b" with no extension is as likely prose ("and/or") as a path.
         let looks_like_file =
@@ -468,6 +594,9 @@ pub fn find(text: &str) -> Vec<Shaped> {
         }
     }
     for m in DOTTED.find_iter(text) {
+        if in_url(m.start()) {
+            continue;
+        }
         let s = m.as_str();
         if !is_version(s) && s.chars().any(|c| c.is_ascii_lowercase()) {
             push(m.start(), m.end(), s, EntityType::Code);
@@ -544,7 +673,13 @@ fn capitalised(text: &str, push: &mut impl FnMut(usize, usize, &str, EntityType)
             continue; // an acronym the dictionary does not know
         }
         let initial = super::sentence_start(text, start);
-        if words.len() == 1 && initial {
+        // One capitalised word opening a sentence is usually just the
+        // sentence's first word — unless a verb only people do follows it
+        // ("Caroline leads…", "Melanie said…"), which makes it a person.
+        let next = text[m.end()..].split_whitespace().next().unwrap_or("");
+        let verb_follows = PERSON_VERBS.contains(&next);
+        let opener = SENTENCE_OPENERS.contains(&name.to_lowercase().as_str());
+        if words.len() == 1 && initial && (!verb_follows || opener) {
             continue;
         }
         let before = text[..start]

@@ -622,6 +622,11 @@ impl<B: Backend> Memory<B> {
         (nodes.into_iter().map(|e| view.node(e)).collect(), edges)
     }
 
+    /// Entities, mentions and triples in the graph index, every tenant.
+    pub fn graph_totals(&self) -> (usize, usize, usize) {
+        self.indexes.graph.totals()
+    }
+
     /// The triples an atom states, for `history` (also when superseded).
     pub(crate) fn triples_of(&self, atom: &Atom) -> Vec<Edge> {
         let within = GraphScope {
