@@ -33,6 +33,9 @@ fn main() {
     }
 }
 
+/// A labelled sentence: line, language, text, expected `(name, type)`s.
+type Row<'a> = (usize, &'a str, &'a str, Vec<(String, String)>);
+
 struct Tally {
     found: usize,
     expected: usize,
@@ -41,7 +44,7 @@ struct Tally {
 }
 
 fn quality() {
-    let rows: Vec<(usize, &str, &str, Vec<(String, String)>)> = SAMPLE
+    let rows: Vec<Row<'_>> = SAMPLE
         .lines()
         .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
         .enumerate()
