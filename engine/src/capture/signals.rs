@@ -910,7 +910,7 @@ fn preference_key(object: &str, negative: bool) -> Option<String> {
 
 static ZH_STYLE: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?:以后|之后|今后|往后|接下来|从现在开始|一律|统一)?(?:请你|请|麻烦你|麻烦)?(?:都|一律|总是|统一|全部|尽量)?(?:用|使用|以)\s*(.{1,12}?)\s*(?:来)?(?:回复|回覆|回答|回应|答复|写|交流|沟通|说明|解释|输出)|(?:回答|回复|回覆|回应)(?:请|要|尽量|都)?(?:简短|简洁|精简|详细|短一点|长一点|直接一点|直接|条列|分点|用条列)|(?:用)?(?:条列式?|分点|列点|表格|markdown)(?:来|地)?(?:回答|回复|回覆|说明|列出)|(?:不要|别|请不要|请别|以后不要|以后别)(?:再)?(?:用|使用|加|放|写|说)?(?:表情符号|emoji|表情|客套话|废话|markdown|英文|中文|简体|繁体)|(?:以后|今后|往后|从现在开始)(?:请你|请)?(?:都|一律|总是)?(?:用|使用|说|讲)\s*(.{1,12})$",
+        r"(?:以后|之后|今后|往后|接下来|从现在开始|一律|统一)?(?:请你|请|麻烦你|麻烦)?(?:都|一律|总是|统一|全部|尽量)?(?:用|使用|以)\s*(.{1,12}?)\s*(?:来)?(?:回复|回覆|回答|回应|答复|写|交流|沟通|说明|解释|输出)|(?:回答|回复|回覆|回应)(?:请|要|尽量|都)?(?:简短|简洁|精简|详细|短一点|长一点|直接一点|直接|条列|分点|用条列)|(?:用)?(?:条列式?|分点|列点|表格|markdown)(?:来|地)?(?:回答|回复|回覆|说明|列出)|(?:不要|别|请不要|请别|以后不要|以后别)(?:再)?(?:用|使用|加|放|写|说)?(?:表情符号|emoji|表情|客套话|废话|markdown|英文|中文|简体|繁体)|(?:(?:请你|你)(?:以后|今后|往后|从现在开始)|(?:以后|今后|往后|从现在开始)(?:请你|请|你))(?:都|一律|总是)?(?:用|使用|说|讲)\s*(.{1,12})$",
     )
 });
 static EN_STYLE: LazyLock<Regex> = LazyLock::new(|| {
@@ -1155,6 +1155,13 @@ mod tests {
         assert!(candidates("I like it", Role::User).is_empty());
         assert_eq!(one("以後請用中文回覆").0, "使用者希望助手以後用中文回覆");
         assert_eq!(one("以後請用中文回覆").3.as_deref(), Some("language"));
+        assert_eq!(one("請你以後都用台灣用語").1, Signal::AssistantStyle);
+        // Said to the team, not to the assistant: a plain statement, not a style.
+        assert!(
+            candidates("以後都用 pnpm", Role::User)
+                .iter()
+                .all(|c| c.signal != Signal::AssistantStyle)
+        );
         assert_eq!(
             one("Always reply in English").0,
             "The user wants the assistant to always reply in English"

@@ -427,7 +427,16 @@ pub fn triples(text: &str, mentions: &[Mention]) -> Vec<RawTriple> {
         // ("用 A 做主庫，不用 B": the project avoids B, not A).
         let mut consumed: Vec<usize> = Vec::new();
         for (n, cue) in cues.iter().enumerate() {
-            let window_end = cues.get(n + 1).map_or(s_end, |next| next.start);
+            // Targets run to the next cue, or to the end of a Chinese clause
+            // (，；), whichever is first ("跑在 K8s 上，備份存到 S3": S3 is not
+            // where it runs); a Chinese list uses 、 and stays whole.
+            let clause_end = text[cue.end..s_end]
+                .find(['，', '；'])
+                .map_or(s_end, |at| cue.end + at);
+            let window_end = cues
+                .get(n + 1)
+                .map_or(s_end, |next| next.start)
+                .min(clause_end);
             let window_start = if n == 0 { s_start } else { cues[n - 1].end };
             let targets: Vec<usize> = in_sentence
                 .iter()
@@ -665,6 +674,10 @@ mod tests {
         assert_eq!(
             show("後端服務部署在 AWS 的 EKS 上"),
             ["PROJECT located_in AWS", "PROJECT located_in Amazon EKS"]
+        );
+        assert_eq!(
+            show("PostgreSQL 跑在 Kubernetes 上，備份存到 S3"),
+            ["PostgreSQL located_in Kubernetes"]
         );
         assert_eq!(
             show("我們決定用 PostgreSQL 跑在 Kubernetes 上"),
