@@ -1,15 +1,16 @@
 //! The host adapter: the only file that sees the wasmtime `bindgen!` types
 //! and calls. Conversions between them and [`crate::api`] are generated from
-//! the same WIT (`build/api_gen.rs`); this file adds the store's methods on
-//! [`Session`], one line each, and the WIT error → host error mapping.
+//! the same WIT (`build/api_gen.rs`); this file holds [`Session`] (an
+//! instance with its open `store` resource) and its methods, one line each,
+//! and the WIT error → host error mapping.
 
 use anyhow::{Result, anyhow};
 use wasmtime::Store;
 use wasmtime::component::{Component, Linker, ResourceAny};
 
 use crate::api;
-use crate::engine::Ctx;
-use crate::runtime::Session;
+use crate::engine::{Ctx, GUEST_STORE};
+use crate::lock::StoreLock;
 
 wasmtime::component::bindgen!({
     path: "../wit",
@@ -20,53 +21,71 @@ use exports::hmg::memory::types as wit;
 
 include!(concat!(env!("OUT_DIR"), "/convert.rs"));
 
-/// One instance of the engine component and its open `store` resource.
-pub(crate) struct Instance {
+/// An open store: one instance of the engine component, its `store`
+/// resource, and the store's lock file. Each call takes the lock
+/// exclusively, so calls from several processes are serialised; the engine
+/// catches up with the others' writes at the start of each call.
+pub struct Session {
+    store: Store<Ctx>,
     bindings: Engine,
     handle: Option<ResourceAny>,
+    lock: StoreLock,
+    /// The caller's scope: requests are made from it.
+    pub scope: api::Scope,
+    /// The actor recorded in audit records when a request names none.
+    pub by: String,
 }
 
-impl Instance {
-    pub fn new(
-        store: &mut Store<Ctx>,
+impl Session {
+    /// Instantiates the component in `store` and opens the store resource
+    /// on the granted directory.
+    pub(crate) fn open(
+        mut store: Store<Ctx>,
         component: &Component,
         linker: &Linker<Ctx>,
-    ) -> Result<Self> {
-        let bindings = Engine::instantiate(store, component, linker).map_err(|e| anyhow!("{e}"))?;
-        Ok(Instance {
+        lock: StoreLock,
+        config: &api::StoreConfig,
+        scope: api::Scope,
+        by: &str,
+    ) -> Result<Session> {
+        let bindings =
+            Engine::instantiate(&mut store, component, linker).map_err(|e| anyhow!("{e}"))?;
+        let mut session = Session {
+            store,
             bindings,
             handle: None,
-        })
+            lock,
+            scope,
+            by: by.to_owned(),
+        };
+        let config = wit::StoreConfig::from(config.clone());
+        let handle = session.lock.hold(|| {
+            outcome(session.bindings.hmg_memory_memory().store().call_open(
+                &mut session.store,
+                GUEST_STORE,
+                &config,
+            ))
+        })?;
+        session.handle = Some(handle);
+        Ok(session)
     }
 
-    /// Opens the store resource on `dir` (as the component sees it).
-    pub fn open(
-        &mut self,
-        store: &mut Store<Ctx>,
-        dir: &str,
-        config: api::StoreConfig,
-    ) -> Result<()> {
-        let config = wit::StoreConfig::from(config);
-        let handle = outcome(
-            self.bindings
-                .hmg_memory_memory()
-                .store()
-                .call_open(store, dir, &config),
-        )?;
-        self.handle = Some(handle);
-        Ok(())
-    }
-
-    /// Drops the store resource (the engine flushes nothing: every write is
-    /// already durable).
-    pub fn close(&mut self, store: &mut Store<Ctx>) {
-        if let Some(handle) = self.handle.take() {
-            let _ = handle.resource_drop(store);
-        }
+    /// What `stats` and `export` cover by default: what this session sees.
+    pub fn visible(&self) -> api::StoreFilter {
+        api::StoreFilter::VisibleFrom(self.scope.clone())
     }
 
     fn handle(&self) -> Result<ResourceAny> {
         self.handle.ok_or_else(|| anyhow!("the store is not open"))
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        // The engine flushes nothing here: every write is already durable.
+        if let Some(handle) = self.handle.take() {
+            let _ = handle.resource_drop(&mut self.store);
+        }
     }
 }
 
@@ -101,13 +120,14 @@ fn outcome<T>(result: wasmtime::Result<Result<T, wit::Error>>) -> Result<T> {
 /// One store method: converts the request, calls under the lock, converts
 /// the result.
 macro_rules! call {
-    ($session:expr, $method:ident ( $($arg:expr),* )) => {
-        $session.locked(|store, instance| {
-            let handle = instance.handle()?;
-            let guest = instance.bindings.hmg_memory_memory().store();
+    ($session:expr, $method:ident ( $($arg:expr),* )) => {{
+        let handle = $session.handle()?;
+        let Session { store, bindings, lock, .. } = &mut *$session;
+        lock.hold(|| {
+            let guest = bindings.hmg_memory_memory().store();
             outcome(guest.$method(store, handle, $($arg),*)).map(Into::into)
         })
-    };
+    }};
 }
 
 impl Session {

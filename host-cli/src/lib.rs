@@ -1,7 +1,6 @@
 //! The `hmg` native host: wasmtime running the HMG engine component.
 //!
-//! - [`runtime`] — [`Runtime`] (compiled component, cached), [`Session`]
-//!   (one open store; every call under the store's lock file) and
+//! - [`runtime`] — [`Runtime`] (compiled component, cached) and
 //!   [`open_session`], the one way `hmg` and `hmg-mcp` open a store.
 //!   Reused by `hmg-mcp` and the end-to-end tests.
 //! - [`api`] — request and result types generated from `wit/hmg.wit`
@@ -9,17 +8,20 @@
 //! - [`locate`] — scope inference (git, login name) and default paths.
 //! - [`render`] — human-readable text for every result.
 //! - `engine` — wasmtime configuration, granted directories, compiled-code cache.
-//! - `component` — the only file that sees the generated WIT bindings; the
-//!   store's methods on [`Session`].
+//! - `component` — the only file that sees the generated WIT bindings:
+//!   [`Session`] and the store's methods on it.
+//! - `lock` — the store's lock file, held around every call.
 //! - `preload` — the engine pre-initialised with the model loaded.
 
 pub mod api;
 mod component;
 mod engine;
 pub mod locate;
+mod lock;
 mod preload;
 pub mod render;
 pub mod runtime;
 
+pub use component::Session;
 pub use engine::default_cache_dir;
-pub use runtime::{Runtime, Session, SessionOptions, open_session};
+pub use runtime::{Runtime, SessionOptions, open_session};

@@ -3,12 +3,11 @@
 //! lock file so that several processes can share it; [`open_session`]: the
 //! one way both native hosts open a session from flags and environment.
 //!
-//! The operations themselves (`Session::memorize`, …) are in
+//! `Session` itself and its operations (`Session::memorize`, …) are in
 //! `component.rs`, the only file that sees the generated bindings.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use wasmtime::component::Component;
@@ -16,15 +15,15 @@ use wasmtime::component::Linker;
 use wasmtime::{Engine, Store};
 
 use crate::api;
-use crate::component::Instance;
+use crate::component::Session;
 use crate::engine::{self, Ctx};
 use crate::locate;
+use crate::lock::StoreLock;
 use crate::preload;
 
 /// The engine component built for this host (see build.rs).
 static COMPONENT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/engine.wasm"));
 const COMPONENT_HASH: &str = env!("HMG_COMPONENT_HASH");
-const LOCK_FILE: &str = "LOCK";
 
 /// The compiled engine, shareable between sessions and threads.
 #[derive(Clone)]
@@ -103,81 +102,21 @@ impl Runtime {
     ) -> Result<Session> {
         fs::create_dir_all(dir)
             .with_context(|| format!("cannot create store directory {}", dir.display()))?;
-        let lock = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(dir.join(LOCK_FILE))
-            .with_context(|| format!("cannot open the lock file in {}", dir.display()))?;
-        let mut store = Store::new(&self.engine, Ctx::granting(Some(dir), model)?);
-        let instance = Instance::new(&mut store, &self.component, &self.linker)?;
-        let mut session = Session {
-            store,
-            instance,
-            lock,
-            scope,
-            by: by.to_owned(),
-        };
+        let lock = StoreLock::open(dir)?;
+        let store = Store::new(&self.engine, Ctx::granting(Some(dir), model)?);
         let config = api::StoreConfig {
             model_dir: model.map(|_| engine::GUEST_MODEL.to_owned()),
             ..config.clone()
         };
-        session.locked(|store, instance| instance.open(store, engine::GUEST_STORE, config))?;
-        Ok(session)
-    }
-}
-
-/// An open store. Each call takes the store's lock file exclusively, so
-/// calls from several processes are serialised; the engine catches up with
-/// the others' writes at the start of each call.
-pub struct Session {
-    pub(crate) store: Store<Ctx>,
-    pub(crate) instance: Instance,
-    lock: File,
-    /// The caller's scope: requests are made from it.
-    pub scope: api::Scope,
-    /// The actor recorded in audit records when a request names none.
-    pub by: String,
-}
-
-impl Session {
-    /// Runs one engine call under the store's lock.
-    pub(crate) fn locked<T>(
-        &mut self,
-        call: impl FnOnce(&mut Store<Ctx>, &mut Instance) -> Result<T>,
-    ) -> Result<T> {
-        lock_exclusive(&self.lock)?;
-        let outcome = call(&mut self.store, &mut self.instance);
-        let _ = self.lock.unlock();
-        outcome
-    }
-
-    /// What `stats` and `export` cover by default: what this session sees.
-    pub fn visible(&self) -> api::StoreFilter {
-        api::StoreFilter::VisibleFrom(self.scope.clone())
-    }
-}
-
-impl Drop for Session {
-    fn drop(&mut self) {
-        self.instance.close(&mut self.store);
-    }
-}
-
-/// Waits for the store's lock, giving up after a minute with a clear error.
-fn lock_exclusive(lock: &File) -> Result<()> {
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    loop {
-        match lock.try_lock() {
-            Ok(()) => return Ok(()),
-            Err(std::fs::TryLockError::WouldBlock) if std::time::Instant::now() < deadline => {
-                std::thread::sleep(Duration::from_millis(2));
-            }
-            Err(std::fs::TryLockError::WouldBlock) => {
-                bail!("the store is locked by another process for over 60 s")
-            }
-            Err(std::fs::TryLockError::Error(e)) => return Err(e).context("cannot lock the store"),
-        }
+        Session::open(
+            store,
+            &self.component,
+            &self.linker,
+            lock,
+            &config,
+            scope,
+            by,
+        )
     }
 }
 
