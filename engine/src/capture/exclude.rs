@@ -482,18 +482,22 @@ const TEMPORARY_STATES_EN: &[&str] = &[
     "running late",
 ];
 
+/// The words of a folded text joined by single spaces, with a space at
+/// each end, so that `contains(" on call ")` matches whole words only.
+fn padded_words(folded: &str) -> String {
+    let words: Vec<&str> = folded
+        .split(|c: char| !(c.is_alphanumeric() || c == '\''))
+        .filter(|w| !w.is_empty())
+        .collect();
+    format!(" {} ", words.join(" "))
+}
+
 fn is_time_bound(s: &str) -> bool {
     if DATE.is_match(s) {
         return true;
     }
     let f = folded(s);
-    let words = format!(
-        " {} ",
-        f.split(|c: char| !(c.is_alphanumeric() || c == '\''))
-            .filter(|w| !w.is_empty())
-            .collect::<Vec<_>>()
-            .join(" ")
-    );
+    let words = padded_words(&f);
     TIME_WORDS_ZH
         .iter()
         .chain(TEMPORARY_STATES_ZH)
@@ -564,13 +568,7 @@ fn is_bug_report(s: &str) -> bool {
         return true;
     }
     let f = folded(s);
-    let words = format!(
-        " {} ",
-        f.split(|c: char| !(c.is_alphanumeric() || c == '\''))
-            .filter(|w| !w.is_empty())
-            .collect::<Vec<_>>()
-            .join(" ")
-    );
+    let words = padded_words(&f);
     BUG_WORDS_ZH.iter().any(|w| f.contains(w))
         || BUG_WORDS_EN
             .iter()
