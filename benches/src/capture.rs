@@ -6,6 +6,8 @@
 //!    one), recall per signal at standard, false captures per exclusion
 //!    class, and how often the right exclusion is named — for the tuning
 //!    half (odd data lines), the held-out half (even lines) and both.
+//!    Then `benches/data/capture-explicit.tsv`, explicit commands and their
+//!    hard negatives, written after the first set's report and held out whole.
 //! 2. Speed: `observe` as a dry run inside the component (wasmtime, the
 //!    real host), p50 and p95 per turn over the set.
 //! 3. LoCoMo dev: which evidence turns standard capture keeps, and recall
@@ -23,6 +25,7 @@ use hmg_benches::SharedEmbedder;
 use hmg_benches::locomo::load;
 
 const TURNS: &str = include_str!("../data/capture-turns.tsv");
+const EXPLICIT: &str = include_str!("../data/capture-explicit.tsv");
 const MODES: [Mode; 3] = [Mode::Strict, Mode::Standard, Mode::Relaxed];
 
 struct Case {
@@ -34,9 +37,8 @@ struct Case {
     turn: String,
 }
 
-fn cases() -> Vec<Case> {
-    TURNS
-        .lines()
+fn load_cases(set: &str) -> Vec<Case> {
+    set.lines()
         .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
         .enumerate()
         .map(|(n, l)| {
@@ -107,7 +109,7 @@ fn ratio(n: usize, d: usize) -> String {
 }
 
 fn main() {
-    let cases = cases();
+    let cases = load_cases(TURNS);
     println!(
         "capture set: {} turns (benches/data/capture-turns.tsv)\n",
         cases.len()
@@ -123,6 +125,11 @@ fn main() {
             .collect();
         report(name, &part);
     }
+    let explicit = load_cases(EXPLICIT);
+    report(
+        "explicit set (benches/data/capture-explicit.tsv, held out whole)",
+        &explicit.iter().collect::<Vec<_>>(),
+    );
     speed(&cases);
     let path = std::env::args()
         .nth(1)

@@ -114,7 +114,9 @@ const QUESTION_WORDS_ZH: &[&str] = &[
     "干嘛",
     "咋",
 ];
-const QUESTION_ENDINGS_ZH: &[&str] = &["吗", "么", "呢", "吧？", "嘛"];
+/// Particles that make a statement a question (吧 only with a question mark,
+/// which is caught before: "忘了那個埠號吧" is a request).
+const QUESTION_ENDINGS_ZH: &[&str] = &["吗", "么", "呢", "嘛"];
 
 fn folded(text: &str) -> String {
     fast2s::convert(&text.to_lowercase())
@@ -127,10 +129,7 @@ fn is_question(s: &str) -> bool {
     }
     let f = folded(t);
     let core = f.trim_end_matches(|c: char| !c.is_alphanumeric());
-    if QUESTION_ENDINGS_ZH
-        .iter()
-        .any(|e| core.ends_with(e.trim_end_matches('？')))
-    {
+    if QUESTION_ENDINGS_ZH.iter().any(|e| core.ends_with(e)) {
         return true;
     }
     let first = core

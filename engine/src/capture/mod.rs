@@ -142,8 +142,16 @@ pub fn analyse(turn: &str, role: Role) -> Analysis {
     let mut analysis = Analysis::default();
     let mut first_exclusion = None;
     let turn_traditional = traditional(&prose);
-    for sentence in sentences(&prose).into_iter().flat_map(clauses) {
-        if let Some(why) = exclude::exclusion(sentence) {
+    let commands = |s: &str| role == Role::User && signals::is_command(s);
+    let pieces = sentences(&prose)
+        .into_iter()
+        .flat_map(|s| if commands(s) { vec![s] } else { clauses(s) });
+    for sentence in pieces {
+        // A question is never a command ("你還記得…嗎？"); a command keeps
+        // what it names even when that reads like a bug report or a date.
+        let why = exclude::exclusion(sentence)
+            .filter(|why| *why == Exclusion::Question || !commands(sentence));
+        if let Some(why) = why {
             first_exclusion.get_or_insert(why);
             continue;
         }
@@ -275,6 +283,37 @@ mod tests {
         assert_eq!(
             clauses("My name is Li, I own a cat"),
             ["My name is Li", "I own a cat"]
+        );
+    }
+
+    #[test]
+    fn a_command_is_one_statement_and_outranks_exclusions_but_not_questions() {
+        let signals = |turn: &str| -> Vec<(Signal, String)> {
+            analyse(turn, Role::User)
+                .candidates
+                .into_iter()
+                .map(|c| (c.signal, c.content))
+                .collect()
+        };
+        // Split at "，我們" it would lose what to remember.
+        let got = signals("记一下，我们的 CI 跑在 GitHub Actions");
+        assert_eq!(got.len(), 1, "{got:?}");
+        assert_eq!(got[0].0, Signal::Remember);
+        assert!(got[0].1.contains("GitHub Actions"), "{got:?}");
+        // "錯誤" would make it a bug report; the user asked.
+        assert_eq!(signals("記住錯誤追蹤統一用 Sentry")[0].0, Signal::Remember);
+        assert_eq!(
+            signals("Remember that errors are tracked in Sentry")[0].0,
+            Signal::Remember
+        );
+        // A question about remembering stays a question.
+        let a = analyse("你還記得我們上次用哪個資料庫嗎？", Role::User);
+        assert!(a.candidates.is_empty());
+        assert_eq!(a.excluded, Some(Exclusion::Question));
+        // Without the command, the bug report is still excluded.
+        assert_eq!(
+            analyse("登入後一直報錯 500", Role::User).excluded,
+            Some(Exclusion::BugReport)
         );
     }
 

@@ -51,12 +51,19 @@ static OPENER: LazyLock<Regex> = LazyLock::new(|| {
 });
 static REMEMBER: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"^(?:帮我|请|你)?(?:要)?(?:记住|记下|记得|记一下|储存到记忆|储存记忆|存到记忆|存进记忆|保存到记忆|加入记忆|写进记忆|别忘了|不要忘记|不要忘了|remember that|please remember|remember|store (?:this |that )?in (?:your )?memory|save (?:this |that )?to (?:your )?memory|add (?:this |that )?to (?:your )?memory|note that|make a note that|keep in mind that|keep in mind|don't forget that|don't forget|do not forget)\b?[\s,，:：]*",
+        r"^(?:帮我|请|你)?(?:以后|今后|之后|从现在起)?(?:都)?(?:要|务必|一定要|一定|千万要|千万|得)?(?:记住|记下|记着|记得|记一下|把(?:这件事|这个|这条|这些|以下内容|下面的内容|下面这些)?(?:存进|存到|储存到|保存到|记到|写进|加入|放进)(?:你的)?记忆(?:里|中)?|储存到记忆|储存记忆|存到记忆|存进记忆|保存到记忆|加入记忆|写进记忆|别忘了|不要忘记|不要忘了|remember that|please remember|remember|commit (?:this |that )?to memory|store (?:this |that )?in (?:your )?memory|save (?:this |that )?to (?:your )?memory|add (?:this |that )?to (?:your )?memory|note that|note:|please note(?: that)?|make a note(?: of this| that)?|take note(?: of this| that)?|keep in mind that|keep in mind|don't forget that|don't forget|do not forget)\b?[\s,，:：]*",
     )
 });
 static FORGET: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"^(?:帮我|请|你)?(?:忘掉|忘记|删除记忆|删掉记忆|删除这条记忆|删除那条记忆|移除记忆|别再记|不要再记|forget about|forget that|forget|remove (?:this |that )?from (?:your )?memory|delete (?:the |that |this )?memory(?: of| about)?|stop remembering)\b?[\s,，:：]*",
+        r"^(?:帮我|请|你可以|可以|你)?(?:忘掉|忘记|忘了|删除记忆|删掉记忆|删除这条记忆|删除那条记忆|移除记忆|(?:不用|不需要|不必|别|不要)再?(?:记得|记着|记住|记)|(?:you can |you may |you could |feel free to )?(?:forget about|forget that|forget)|remove (?:this |that )?from (?:your )?memory|delete (?:the |that |this )?memory(?: of| about)?|stop remembering|no need to remember)\b?[\s,，:：]*",
+    )
+});
+/// A forget command wrapped around what to forget: 把…忘掉, 删掉…的记忆
+/// (the object comes before the verb, or between the verb and 记忆).
+static FORGET_WRAPPED: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"^(?:帮我|请|你)?(?:把(.+?)(?:忘掉|忘记|忘了|删掉|删除|删了|去掉|移除|清除|清掉)|(?:删掉|删除|移除|去掉|清除|清掉)(.+?)记忆)(?:吧|了|掉)?$",
     )
 });
 /// Words around what to forget that are not what to look for.
@@ -252,18 +259,31 @@ pub fn candidates(sentence: &str, role: Role) -> Vec<Candidate> {
 /// As [`candidates`], for a sentence of a turn written in Traditional
 /// characters (`turn_traditional`): statements are written in Traditional
 /// too, even when the sentence alone does not show its script.
-pub fn candidates_in(sentence: &str, role: Role, turn: bool) -> Vec<Candidate> {
+/// A sentence without its closing mark and its openers ("btw", "對了").
+fn body_of(sentence: &str) -> &str {
     let trimmed = sentence
         .trim()
         .trim_end_matches(['。', '.', '!', '！', '；', ';']);
     let folded = Folded::new(trimmed);
     let opener = OPENER.find(&folded.text).map_or(0, |m| m.end());
-    let body = if opener > 0 && opener < folded.text.len() {
+    if opener > 0 && opener < folded.text.len() {
         let (start, _) = folded.original(opener, opener + 1);
         &trimmed[start..]
     } else {
         trimmed
-    };
+    }
+}
+
+/// Whether a sentence opens with an explicit remember/forget command. Such
+/// a sentence is one statement (not split into clauses), and what it asks
+/// to keep is kept even when it mentions an error or a date: the user said so.
+pub fn is_command(sentence: &str) -> bool {
+    let folded = Folded::new(body_of(sentence)).text;
+    REMEMBER.is_match(&folded) || FORGET.is_match(&folded) || FORGET_WRAPPED.is_match(&folded)
+}
+
+pub fn candidates_in(sentence: &str, role: Role, turn: bool) -> Vec<Candidate> {
+    let body = body_of(sentence);
     if role == Role::User
         && let Some(c) = explicit(body, turn)
     {
@@ -383,27 +403,46 @@ fn explicit(body: &str, turn: bool) -> Option<Vec<Candidate>> {
         };
         return Some(vec![candidate]);
     }
+    if let Some(caps) = found.captures(&FORGET_WRAPPED) {
+        let inner = found
+            .group(&caps, 1)
+            .or_else(|| found.group(&caps, 2))
+            .unwrap_or("");
+        return Some(forget_candidate(inner));
+    }
     if let Some(caps) = found.captures(&FORGET) {
-        let rest = found.rest_after(&caps);
-        let query = FORGET_FILLER
-            .replace_all(&Folded::new(rest).text, " ")
-            .into_owned();
-        let query = query.split_whitespace().collect::<Vec<_>>().join(" ");
-        let query = query
-            .trim_matches(|c: char| !c.is_alphanumeric())
-            .to_owned();
-        if query.chars().filter(|c| c.is_alphanumeric()).count() < 2 {
-            return Some(Vec::new());
+        if ["忘了说", "忘了讲", "忘了告诉", "忘了提"]
+            .iter()
+            .any(|w| found.folded.text.starts_with(w))
+        {
+            // "忘了說，…": "I forgot to mention" — not a command.
+            return None;
         }
-        // Look for what the user wrote, not its folded form.
-        let content = if rest.trim().is_empty() {
-            query
-        } else {
-            clean_forget(rest)
-        };
-        return Some(vec![candidate(content, Signal::Forget, EXPLICIT, None)]);
+        let rest = found.rest_after(&caps);
+        return Some(forget_candidate(rest));
     }
     None
+}
+
+/// The forget candidate for what follows (or sits inside) the command.
+fn forget_candidate(rest: &str) -> Vec<Candidate> {
+    let query = FORGET_FILLER
+        .replace_all(&Folded::new(rest).text, " ")
+        .into_owned();
+    let query = query.split_whitespace().collect::<Vec<_>>().join(" ");
+    let query = query
+        .trim_matches(|c: char| !c.is_alphanumeric())
+        .to_owned();
+    if query.chars().filter(|c| c.is_alphanumeric()).count() < 2 {
+        return Vec::new();
+    }
+    // Look for what the user wrote, not its folded form.
+    let content = if rest.trim().is_empty() {
+        query
+    } else {
+        clean_forget(rest)
+    };
+    vec![candidate(content, Signal::Forget, EXPLICIT, None)]
 }
 
 fn clean_forget(rest: &str) -> String {
@@ -1197,6 +1236,38 @@ mod tests {
         let (query, signal, ..) = one("忘掉之前關於 Python 的偏好");
         assert_eq!(signal, Signal::Forget);
         assert!(query.contains("Python"), "{query}");
+    }
+
+    #[test]
+    fn command_forms_beyond_the_bare_verb() {
+        // The object before the verb (把…忘掉) or between verb and 記憶.
+        for (turn, what) in [
+            ("把關於 Redis 快取的記憶忘掉", "Redis"),
+            ("把关于 Kafka 的记忆删掉", "Kafka"),
+            ("請刪掉關於 Jenkins 的記憶", "Jenkins"),
+            ("忘了我剛說的那個埠號吧", "埠號"),
+            ("不用再記得舊的 VPN 位址了", "VPN"),
+            ("You can forget that we were on Heroku", "Heroku"),
+        ] {
+            let (query, signal, ..) = one(turn);
+            assert_eq!(signal, Signal::Forget, "{turn}");
+            assert!(query.contains(what), "{turn}: {query}");
+        }
+        for turn in [
+            "以後都要記得程式碼審查至少兩個人",
+            "务必记住生产库只读账号叫 reader",
+            "請把這件事存進記憶：設計稿都在 Figma",
+            "Please note: the design system lives in Storybook",
+            "Make a note that invoices go out on the 1st",
+        ] {
+            assert_eq!(one(turn).1, Signal::Remember, "{turn}");
+        }
+        // "I forgot to mention" opens a statement, not a command.
+        assert!(
+            candidates("忘了說，明天的會取消", Role::User)
+                .iter()
+                .all(|c| c.signal != Signal::Forget)
+        );
     }
 
     #[test]
