@@ -16,6 +16,8 @@ mod observe;
 mod observe_tests;
 pub(crate) mod recall;
 mod stats;
+#[cfg(test)]
+mod tenancy_tests;
 mod transfer;
 #[cfg(test)]
 mod vector_tests;
