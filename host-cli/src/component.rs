@@ -70,6 +70,12 @@ impl Session {
         Ok(session)
     }
 
+    /// How long a call waits for another process's call before giving up
+    /// (default a minute; the MCP server uses its call timeout).
+    pub fn set_patience(&mut self, patience: std::time::Duration) {
+        self.lock.set_patience(patience);
+    }
+
     /// What `stats` and `export` cover by default: what this session sees.
     pub fn visible(&self) -> api::StoreFilter {
         api::StoreFilter::VisibleFrom(self.scope.clone())

@@ -1,6 +1,6 @@
 //! [`Runtime`]: wasmtime with the embedded engine component, compiled once
 //! and cached; [`Session`]: one open store, every call made under the store's
-//! lock file so that several processes can share it; [`open_session`]: the
+//! directory lock so that several processes can share it; [`open_session`]: the
 //! one way both native hosts open a session from flags and environment.
 //!
 //! `Session` itself and its operations (`Session::memorize`, …) are in

@@ -6,11 +6,16 @@
 //! over the same engine component as the CLI (host-cli's [`Session`]).
 //!
 //! Scope is the server's: inferred from its working directory at start, and
-//! any scope an agent passes is overridden. Engine calls run on a blocking
-//! thread under a per-call timeout; a refusal is a normal result with
-//! `effect: "rejected"`, a broken store a tool error.
+//! any scope an agent passes is overridden. Engine calls queue for one
+//! engine thread ([`worker`]); a refusal is a normal result with
+//! `effect: "rejected"`, a broken store or a call that timed out in the
+//! queue a tool error. [`stdio`] is the transport: every request line gets
+//! an answer, malformed and oversized ones included.
 
-use std::sync::{Arc, Mutex};
+pub mod stdio;
+pub mod worker;
+
+use std::thread::JoinHandle;
 use std::time::Duration;
 
 use hmg_cli::api::{self, CorrectAction, GovernAction};
@@ -176,11 +181,11 @@ pub struct ObserveInput {
     pub role: Option<api::Speaker>,
 }
 
-/// The server: one open store, shared by all tool calls.
+/// The server: one open store, owned by the engine thread, shared by all
+/// tool calls.
 #[derive(Clone)]
 pub struct HmgServer {
-    session: Arc<Mutex<Session>>,
-    timeout: Duration,
+    worker: worker::Worker,
     tool_router: ToolRouter<HmgServer>,
 }
 
@@ -197,33 +202,23 @@ fn reply<T: Serialize>(value: &T, text: String) -> Result<CallToolResult, McpErr
 }
 
 impl HmgServer {
-    pub fn new(session: Session, timeout: Duration) -> HmgServer {
-        HmgServer {
-            session: Arc::new(Mutex::new(session)),
-            timeout,
+    /// The server and its engine thread (which ends once every clone of the
+    /// server is dropped and the calls queued have been run or dropped).
+    pub fn new(session: Session, timeout: Duration) -> (HmgServer, JoinHandle<()>) {
+        let (worker, thread) = worker::Worker::start(session, timeout);
+        let server = HmgServer {
+            worker,
             tool_router: Self::tool_router(),
-        }
+        };
+        (server, thread)
     }
 
-    /// Runs one engine call on a blocking thread, bounded by the timeout.
+    /// Queues one engine call and waits for it (see [`worker`] for timeouts).
     async fn call<T: Send + 'static>(
         &self,
         f: impl FnOnce(&mut Session) -> anyhow::Result<T> + Send + 'static,
     ) -> Result<T, McpError> {
-        let session = self.session.clone();
-        let work = tokio::task::spawn_blocking(move || {
-            let mut guard = session.lock().unwrap_or_else(|e| e.into_inner());
-            f(&mut guard)
-        });
-        match tokio::time::timeout(self.timeout, work).await {
-            Ok(Ok(Ok(value))) => Ok(value),
-            Ok(Ok(Err(e))) => Err(internal(format!("{e:#}"))),
-            Ok(Err(join)) => Err(internal(format!("the engine call failed: {join}"))),
-            Err(_) => Err(internal(format!(
-                "the engine call ran past the {} ms timeout",
-                self.timeout.as_millis()
-            ))),
-        }
+        self.worker.call(f).await.map_err(internal)
     }
 }
 

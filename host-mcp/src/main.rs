@@ -1,15 +1,15 @@
 //! `hmg-mcp` — the HMG MCP server over stdio. stdout carries only protocol
-//! messages; diagnostics go to stderr. Exits cleanly when stdin closes.
+//! messages; diagnostics go to stderr. When stdin closes it answers what was
+//! asked, lets the engine finish the call it is running, and exits.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Parser;
 use hmg_cli::{SessionOptions, open_session};
 use hmg_mcp::HmgServer;
-use rmcp::ServiceExt;
 
 #[derive(Parser)]
 #[command(name = "hmg-mcp", version, about = "HMG MCP server (stdio)")]
@@ -44,17 +44,27 @@ fn run(args: Args) -> Result<()> {
         ..SessionOptions::default()
     })?;
     eprintln!("hmg-mcp: scope {}", session.scope.display());
-    let server = HmgServer::new(session, Duration::from_millis(args.timeout_ms));
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
+    let timeout = Duration::from_millis(args.timeout_ms);
+    let (server, engine) = HmgServer::new(session, timeout);
+    // One thread for the protocol: rmcp spawns a task per request, and on a
+    // current-thread runtime tasks first run in the order they were spawned,
+    // so calls reach the engine's queue in the order they arrived (a
+    // pipelined memorize is seen by the recall after it). The engine has its
+    // own thread; nothing here blocks.
+    let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    rt.block_on(async move {
-        let service = server
-            .serve(rmcp::transport::stdio())
-            .await
-            .context("MCP initialisation failed")?;
-        service.waiting().await.context("MCP service failed")?;
-        anyhow::Ok(())
-    })
+    let served = rt.block_on(hmg_mcp::stdio::serve(
+        server,
+        tokio::io::BufReader::with_capacity(64 * 1024, tokio::io::stdin()),
+        tokio::io::stdout(),
+        // Every queued call is answered within its timeout (run, or dropped
+        // unrun); one running may take a little longer.
+        timeout * 2,
+    ));
+    // The server is gone with the service: the engine thread finishes the
+    // call it is running (a write is never cut short) and ends.
+    let _ = engine.join();
+    rt.shutdown_timeout(Duration::from_secs(1));
+    served
 }

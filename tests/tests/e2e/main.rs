@@ -5,10 +5,12 @@
 //! - [`cli`] — the same through the `hmg` binary with `--json`;
 //! - [`durability`] — SIGKILLed writers, concurrent processes, large transactions;
 //! - [`mcp_sdk`] — the real `hmg-mcp` driven by the official MCP TypeScript SDK;
+//! - [`mcp_burst`] — the real `hmg-mcp` under a burst and malformed raw JSON-RPC;
 //! - [`browser`] — the browser host in headless Chromium.
 
 mod browser;
 mod cli;
 mod durability;
+mod mcp_burst;
 mod mcp_sdk;
 mod walkthrough;
