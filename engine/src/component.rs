@@ -53,7 +53,7 @@ type WitResult<T> = Result<T, wit::Error>;
 
 fn error(e: crate::Error) -> wit::Error {
     match e {
-        crate::Error::Io(e) => wit::Error::Io(e.to_string()),
+        crate::Error::Io(e) => wit::Error::Io(crate::error::describe_io(&e)),
         crate::Error::Corrupt(m) => wit::Error::Corrupt(m),
         crate::Error::Invalid(m) => wit::Error::Invalid(m),
         // Only a store opened on an unusable model directory gets here.
@@ -281,6 +281,7 @@ impl GuestStore for StoreResource {
                 .brief_budget_chars
                 .map_or(defaults.brief_budget_chars, |b| b as usize),
             model_dir: config.model_dir.map(Into::into),
+            salvage: config.salvage.unwrap_or(false),
             ..defaults
         };
         let backend = FsBackend::new(&dir).map_err(|e| wit::Error::Io(format!("{dir}: {e}")))?;
@@ -458,7 +459,16 @@ impl GuestStore for StoreResource {
             },
             snapshot_version: s.snapshot_version,
             model: s.model,
+            kept_aside: s
+                .kept_aside
+                .into_iter()
+                .map(|(name, bytes)| wit::KeptFile { name, bytes })
+                .collect(),
         })
+    }
+
+    fn notices(&self) -> Vec<String> {
+        self.memory.borrow_mut().take_notices()
     }
 
     fn brief(&self, req: wit::BriefRequest) -> WitResult<wit::BriefResult> {

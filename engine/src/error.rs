@@ -7,7 +7,7 @@ use std::io;
 /// What can go wrong below the domain.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    #[error("storage I/O failed: {0}")]
+    #[error("storage I/O failed: {}", describe_io(.0))]
     Io(#[from] io::Error),
     #[error("store is corrupt: {0}")]
     Corrupt(String),
@@ -23,3 +23,18 @@ pub enum Error {
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// An I/O failure in words a user acts on: a full disk and a read-only
+/// store say so first.
+pub fn describe_io(e: &io::Error) -> String {
+    use io::ErrorKind::*;
+    match e.kind() {
+        StorageFull | QuotaExceeded | FileTooLarge => format!(
+            "disk full: there is no space left for the store's files, so this write was not made ({e})"
+        ),
+        ReadOnlyFilesystem => format!(
+            "the store is on a read-only file system: reading works, writing does not ({e})"
+        ),
+        _ => e.to_string(),
+    }
+}

@@ -73,6 +73,9 @@ pub struct Config {
     /// Which relevance signals recall uses (both by default; benchmarks
     /// switch one off to measure the other).
     pub signals: Signals,
+    /// Open a damaged store on purpose: what cannot be read is kept aside
+    /// in `kept-*.hmg` files and the rest loads (docs/format.md).
+    pub salvage: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -100,6 +103,7 @@ impl Default for Config {
             brief_budget_chars: 4000,
             model_dir: None,
             signals: Signals::default(),
+            salvage: false,
         }
     }
 }
@@ -123,12 +127,15 @@ pub struct Memory<B: Backend> {
     /// next call reloads from disk first.
     stale: bool,
     recovery: Recovery,
+    /// What recovery did or could not do yet, until the host takes it.
+    notices: Vec<String>,
     model: Model,
 }
 
 impl<B: Backend> Memory<B> {
     pub fn open(backend: B, config: Config, env: Box<dyn Env + Send>) -> Result<Memory<B>> {
-        let (log, state, recovery) = Log::open(backend, config.compact_log_bytes)?;
+        let (log, state, recovery) =
+            Log::open_with(backend, config.compact_log_bytes, config.salvage)?;
         let indexes = Indexes::build(&state);
         let model = config
             .model_dir
@@ -143,6 +150,7 @@ impl<B: Backend> Memory<B> {
             env,
             last_id: 0,
             stale: false,
+            notices: recovery.notices.clone(),
             recovery,
         })
     }
@@ -150,6 +158,14 @@ impl<B: Backend> Memory<B> {
     /// What opening repaired (a torn tail cut, stale files removed).
     pub fn recovery(&self) -> &Recovery {
         &self.recovery
+    }
+
+    /// What recovery did (bytes kept aside, files it could not tidy yet)
+    /// since this was last called, in plain words for the user.
+    pub fn take_notices(&mut self) -> Vec<String> {
+        let mut notices = std::mem::take(&mut self.notices);
+        notices.extend(self.log.take_notices());
+        notices
     }
 
     pub fn state(&self) -> &State {
@@ -164,11 +180,13 @@ impl<B: Backend> Memory<B> {
     pub(crate) fn refresh(&mut self) -> Result<()> {
         if self.stale {
             self.state = self.log.reload()?;
+            self.notices.extend(self.log.take_notices());
             self.indexes = Indexes::build(&self.state);
             self.stale = false;
             return Ok(());
         }
         let caught = self.log.catch_up(&mut self.state)?;
+        self.notices.extend(caught.recovery.notices);
         if caught.reloaded {
             self.indexes = Indexes::build(&self.state);
         } else {

@@ -34,6 +34,9 @@ pub struct Session {
     pub scope: api::Scope,
     /// The actor recorded in audit records when a request names none.
     pub by: String,
+    /// What the engine's recovery reported and nobody has taken yet; what is
+    /// left when the session ends goes to stderr.
+    notices: Vec<String>,
 }
 
 impl Session {
@@ -57,6 +60,7 @@ impl Session {
             lock,
             scope,
             by: by.to_owned(),
+            notices: Vec::new(),
         };
         let config = wit::StoreConfig::from(config.clone());
         let handle = session.lock.hold(|| {
@@ -67,7 +71,22 @@ impl Session {
             ))
         })?;
         session.handle = Some(handle);
+        session.gather_notices();
         Ok(session)
+    }
+
+    /// Takes what the engine's recovery reported (a torn tail kept aside,
+    /// repairs waiting for a writable disk), in plain words.
+    pub fn take_notices(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.notices)
+    }
+
+    fn gather_notices(&mut self) {
+        let Some(handle) = self.handle else { return };
+        let guest = self.bindings.hmg_memory_memory().store();
+        if let Ok(notices) = guest.call_notices(&mut self.store, handle) {
+            self.notices.extend(notices);
+        }
     }
 
     /// How long a call waits for another process's call before giving up
@@ -89,6 +108,9 @@ impl Session {
 impl Drop for Session {
     fn drop(&mut self) {
         // The engine flushes nothing here: every write is already durable.
+        for notice in self.notices.drain(..) {
+            eprintln!("hmg: note: {notice}");
+        }
         if let Some(handle) = self.handle.take() {
             let _ = handle.resource_drop(&mut self.store);
         }
@@ -109,12 +131,34 @@ pub(crate) fn preload(
         .map_err(|e| anyhow!("cannot load the model: {e}"))
 }
 
+/// The engine could not read or write the store's files.
+#[derive(Debug, thiserror::Error)]
+#[error("store I/O failed: {0}")]
+pub struct StoreIo(String);
+
+/// Below this much free space a failed write is put down to a full disk.
+const NEARLY_FULL: u64 = 64 << 10;
+
+/// Says "disk full" when an I/O failure comes with no space left (inside
+/// the component WASI reports ENOSPC as a bare "I/O error").
+fn explain_io(e: anyhow::Error, lock: &StoreLock) -> anyhow::Error {
+    match e.downcast_ref::<StoreIo>() {
+        Some(StoreIo(m)) if !m.starts_with("disk full") => match lock.free_space() {
+            Some(free) if free < NEARLY_FULL => anyhow!(
+                "store I/O failed: disk full: the file system holding the store has {free} bytes free, so this write was not made ({m})"
+            ),
+            _ => e,
+        },
+        _ => e,
+    }
+}
+
 /// A call's outcome: a trap or a WIT error becomes the host's error.
 fn outcome<T>(result: wasmtime::Result<Result<T, wit::Error>>) -> Result<T> {
     match result {
         Ok(Ok(value)) => Ok(value),
         Ok(Err(e)) => Err(match e {
-            wit::Error::Io(m) => anyhow!("store I/O failed: {m}"),
+            wit::Error::Io(m) => StoreIo(m).into(),
             wit::Error::Corrupt(m) => anyhow!("store is corrupt: {m}"),
             wit::Error::Invalid(m) => anyhow!("invalid request: {m}"),
             wit::Error::Internal(m) => anyhow!("engine bug: {m}"),
@@ -129,10 +173,13 @@ macro_rules! call {
     ($session:expr, $method:ident ( $($arg:expr),* )) => {{
         let handle = $session.handle()?;
         let Session { store, bindings, lock, .. } = &mut *$session;
-        lock.hold(|| {
+        let result = lock.hold(|| {
             let guest = bindings.hmg_memory_memory().store();
             outcome(guest.$method(store, handle, $($arg),*)).map(Into::into)
-        })
+        });
+        let result = result.map_err(|e| explain_io(e, &$session.lock));
+        $session.gather_notices();
+        result
     }};
 }
 

@@ -66,6 +66,7 @@ pub fn user_prompt_submit(g: &Global) -> Result<ExitCode> {
             .or_else(|| g.session.clone()),
         by: Some("hook".into()),
         cwd: input.cwd.clone(),
+        salvage: false,
     };
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {

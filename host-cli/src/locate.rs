@@ -71,21 +71,48 @@ fn env_nonempty(name: &str) -> Option<String> {
 }
 
 /// The tenant for a store: `HMG_TENANT`, the store's config, the login name.
-pub fn tenant(store: &Path) -> String {
-    env_nonempty("HMG_TENANT")
-        .or_else(|| {
-            let text = fs::read_to_string(store.join("config.json")).ok()?;
-            let value: serde_json::Value = serde_json::from_str(&text).ok()?;
-            value
-                .get("tenant_id")?
-                .as_str()
-                .map(str::to_owned)
-                .filter(|t| !t.trim().is_empty())
-        })
-        .or_else(|| env_nonempty("USER"))
+/// A `config.json` that exists but cannot be read, is not JSON, or has a
+/// `tenant_id` that is not a non-empty string is an error: falling back to
+/// the login name would silently open someone else's view of the store.
+pub fn tenant(store: &Path) -> anyhow::Result<String> {
+    if let Some(tenant) = env_nonempty("HMG_TENANT") {
+        return Ok(tenant);
+    }
+    if let Some(tenant) = config_tenant(&store.join("config.json"))? {
+        return Ok(tenant);
+    }
+    Ok(env_nonempty("USER")
         .or_else(|| env_nonempty("LOGNAME"))
         .or_else(|| env_nonempty("USERNAME"))
-        .unwrap_or_else(|| "local".to_owned())
+        .unwrap_or_else(|| "local".to_owned()))
+}
+
+/// `tenant_id` of a store's `config.json`; `None` when the file or the field
+/// is absent.
+fn config_tenant(path: &Path) -> anyhow::Result<Option<String>> {
+    use anyhow::{Context, bail};
+    let text = match fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+    };
+    let value: serde_json::Value = serde_json::from_str(&text).with_context(|| {
+        format!(
+            "{} is not valid JSON (expected e.g. {{\"tenant_id\": \"alice\"}})",
+            path.display()
+        )
+    })?;
+    let Some(object) = value.as_object() else {
+        bail!("{} must hold a JSON object", path.display());
+    };
+    match object.get("tenant_id") {
+        None => Ok(None),
+        Some(serde_json::Value::String(t)) if !t.trim().is_empty() => Ok(Some(t.clone())),
+        Some(other) => bail!(
+            "{}: `tenant_id` must be a non-empty string, not {other}",
+            path.display()
+        ),
+    }
 }
 
 /// What git says about a directory.
@@ -215,6 +242,30 @@ pub fn infer_scope(cwd: &Path, tenant: String) -> Scope {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_malformed_config_is_an_error_not_another_tenant() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.json");
+        assert_eq!(config_tenant(&path).unwrap(), None);
+        for (text, want) in [
+            (r#"{"tenant_id": "alice"}"#, Some("alice")),
+            (r#"{"other": 1}"#, None),
+        ] {
+            fs::write(&path, text).unwrap();
+            assert_eq!(config_tenant(&path).unwrap().as_deref(), want);
+        }
+        for bad in [
+            r#"{"tenant_id": "alice""#,
+            "[]",
+            r#"{"tenant_id": 7}"#,
+            r#"{"tenant_id": " "}"#,
+        ] {
+            fs::write(&path, bad).unwrap();
+            let e = config_tenant(&path).unwrap_err();
+            assert!(format!("{e:#}").contains("config.json"), "{bad}: {e:#}");
+        }
+    }
 
     #[test]
     fn remote_forms() {

@@ -71,6 +71,19 @@ impl StoreLock {
         outcome
     }
 
+    /// Bytes an unprivileged writer may still use on the store's file
+    /// system (`None` where the platform cannot say).
+    #[cfg(unix)]
+    pub fn free_space(&self) -> Option<u64> {
+        let stat = rustix::fs::fstatvfs(&self.file).ok()?;
+        Some(stat.f_bavail.saturating_mul(stat.f_frsize))
+    }
+
+    #[cfg(not(unix))]
+    pub fn free_space(&self) -> Option<u64> {
+        None
+    }
+
     /// Whether the locked directory is still the one at the path.
     #[cfg(unix)]
     fn still_the_store(&self) -> Result<bool> {

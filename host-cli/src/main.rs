@@ -73,6 +73,7 @@ impl Global {
             session: self.session.clone(),
             by: None,
             cwd: None,
+            salvage: false,
         })
     }
 }
@@ -128,6 +129,10 @@ enum Command {
     /// Pre-initialise the engine with the embedding model loaded, so that
     /// every later call starts fast (once per model; ./setup.sh runs it).
     Prepare,
+    /// Open a damaged store on purpose: what cannot be read (a damaged or
+    /// missing snapshot, a damaged log record) is kept aside in kept-*.hmg
+    /// files, the rest is written as a clean generation.
+    Repair,
 }
 
 #[derive(Args)]
@@ -341,6 +346,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Graph { op } => graph(g, op),
         Command::Observe(args) => observe(g, args),
         Command::Prepare => prepare(g),
+        Command::Repair => repair(g),
         Command::Hook {
             hook: Hook::SessionStart,
         } => session_start(g),
@@ -432,6 +438,36 @@ fn history(g: &Global, atom_id: String) -> Result<ExitCode> {
     })?;
     print(g, &r, render::history)?;
     Ok(refused_if(r.reason.is_some()))
+}
+
+/// Opens the store with salvage: damage that would be refused is kept aside
+/// in `kept-*.hmg` files and the rest is written as a clean generation.
+fn repair(g: &Global) -> Result<ExitCode> {
+    let mut session = open_session(&SessionOptions {
+        store: g.store.clone(),
+        model: Some("none".into()),
+        tenant: g.tenant.clone(),
+        salvage: true,
+        ..SessionOptions::default()
+    })?;
+    let stats = session.stats(&api::StoreFilter::WholeStore)?;
+    let notices = session.take_notices();
+    let report = serde_json::json!({
+        "done": notices,
+        "atoms": stats.atoms,
+        "kept_aside": stats.kept_aside,
+    });
+    print(g, &report, |_| {
+        let mut text = if notices.is_empty() {
+            "nothing to repair".to_owned()
+        } else {
+            notices.join("\n")
+        };
+        text.push_str(&format!("\nthe store opens: {} atoms", stats.atoms));
+        text.push_str(&render::kept_aside(&stats.kept_aside));
+        text
+    })?;
+    Ok(ExitCode::SUCCESS)
 }
 
 fn stats(g: &Global, all: bool) -> Result<ExitCode> {

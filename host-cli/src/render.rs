@@ -39,7 +39,7 @@ pub fn govern(r: &api::GovernResult) -> String {
 }
 
 pub fn stats(s: &api::StoreStats) -> String {
-    format!(
+    let mut text = format!(
         "atoms {}  edges {}  snapshot_version {}\nindexes: semantic {}  keyword {}  temporal {}  categorical {}\nmodel: {}",
         s.atoms,
         s.edges,
@@ -49,7 +49,24 @@ pub fn stats(s: &api::StoreStats) -> String {
         s.indexes.temporal,
         s.indexes.categorical,
         s.model
-    )
+    );
+    text.push_str(&kept_aside(&s.kept_aside));
+    text
+}
+
+/// The files recovery kept aside, if any, with what to do about them.
+pub fn kept_aside(kept: &[api::KeptFile]) -> String {
+    if kept.is_empty() {
+        return String::new();
+    }
+    let mut text = format!(
+        "\nkept aside: {} file(s) of bytes recovery did not apply (inspect them; delete them when done — they may hold text a seal was meant to destroy):",
+        kept.len()
+    );
+    for file in kept {
+        text.push_str(&format!("\n  {}  {} bytes", file.name, file.bytes));
+    }
+    text
 }
 
 pub fn import(r: &api::ImportResult) -> String {

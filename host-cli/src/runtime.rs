@@ -139,6 +139,9 @@ pub struct SessionOptions {
     pub by: Option<String>,
     /// Infer the scope from this directory instead of the working one.
     pub cwd: Option<PathBuf>,
+    /// Open a damaged store on purpose (`hmg repair`): what cannot be read
+    /// is kept aside and the rest loads.
+    pub salvage: bool,
 }
 
 /// Opens the session both native hosts use: the store directory and scope
@@ -149,7 +152,7 @@ pub fn open_session(options: &SessionOptions) -> Result<Session> {
     let store = locate::store_dir(options.store.as_deref());
     let tenant = match &options.tenant {
         Some(t) => t.clone(),
-        None => locate::tenant(&store),
+        None => locate::tenant(&store)?,
     };
     let cwd = match &options.cwd {
         Some(dir) => dir.clone(),
@@ -179,7 +182,10 @@ pub fn open_session(options: &SessionOptions) -> Result<Session> {
         .open(
             &store,
             model.as_deref(),
-            &api::StoreConfig::default(),
+            &api::StoreConfig {
+                salvage: options.salvage.then_some(true),
+                ..api::StoreConfig::default()
+            },
             scope,
             &by,
         )

@@ -44,6 +44,10 @@ fn run(args: Args) -> Result<()> {
         ..SessionOptions::default()
     })?;
     eprintln!("hmg-mcp: scope {}", session.scope.display());
+    let mut session = session;
+    for notice in session.take_notices() {
+        eprintln!("hmg-mcp: note: {notice}");
+    }
     let timeout = Duration::from_millis(args.timeout_ms);
     let (server, engine) = HmgServer::new(session, timeout);
     // One thread for the protocol: rmcp spawns a task per request, and on a

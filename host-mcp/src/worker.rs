@@ -72,6 +72,11 @@ impl Worker {
                     // A panic in one call must not stop the server; the
                     // caller sees its reply dropped and says so.
                     let _ = catch_unwind(AssertUnwindSafe(|| run(&mut session)));
+                    // What recovery reported goes where a server's
+                    // diagnostics go: stderr (stdout is the protocol's).
+                    for notice in session.take_notices() {
+                        eprintln!("hmg-mcp: note: {notice}");
+                    }
                 }
             })
             .expect("the engine thread starts");

@@ -164,6 +164,11 @@ struct MemDir {
     dead: bool,
     /// Most bytes one `read_at` returns (0: no cap), like a WASI host.
     read_cap: usize,
+    /// Every change fails with "read-only file system".
+    read_only: bool,
+    /// The disk is full: a write that grows a file lands half its bytes,
+    /// then fails with "no space left".
+    full: bool,
 }
 
 #[derive(Debug, Default, Clone)]
@@ -197,6 +202,16 @@ impl MemBackend {
     /// takes one short read for the whole file.
     pub fn cap_reads(&self, bytes: usize) {
         self.dir().read_cap = bytes;
+    }
+
+    /// Makes the directory read-only (or writable again).
+    pub fn set_read_only(&self, read_only: bool) {
+        self.dir().read_only = read_only;
+    }
+
+    /// Fills the disk (or frees it).
+    pub fn set_full(&self, full: bool) {
+        self.dir().full = full;
     }
 
     /// The directory as it is after a reboot: only synced bytes remain.
@@ -272,6 +287,25 @@ impl MemDir {
             Ok(())
         }
     }
+
+    /// For anything that changes the directory.
+    fn writable(&self) -> io::Result<()> {
+        self.alive()?;
+        if self.read_only {
+            return Err(io::Error::new(
+                ErrorKind::ReadOnlyFilesystem,
+                "read-only file system (simulated)",
+            ));
+        }
+        Ok(())
+    }
+}
+
+fn disk_full() -> io::Error {
+    io::Error::new(
+        ErrorKind::StorageFull,
+        "no space left on device (simulated)",
+    )
 }
 
 impl Backend for MemBackend {
@@ -307,6 +341,20 @@ impl Backend for MemBackend {
 
     fn write_at(&self, name: &str, offset: u64, data: &[u8]) -> io::Result<()> {
         let mut dir = self.dir();
+        dir.writable()?;
+        let len = dir.files.get(name).map_or(0, |f| f.data.len());
+        let grows = offset as usize + data.len() > len;
+        if dir.full && (grows || !dir.files.contains_key(name)) {
+            let room = len.saturating_sub(offset as usize);
+            let half = room.max(data.len() / 2).min(data.len());
+            let file = dir.files.entry(name.to_owned()).or_default();
+            let end = offset as usize + half;
+            if file.data.len() < end {
+                file.data.resize(end, 0);
+            }
+            file.data[offset as usize..end].copy_from_slice(&data[..half]);
+            return Err(disk_full());
+        }
         let torn = dir.spend_write()?;
         let data = &data[..torn.unwrap_or(data.len()).min(data.len())];
         let file = dir.files.entry(name.to_owned()).or_default();
@@ -325,6 +373,7 @@ impl Backend for MemBackend {
 
     fn truncate(&self, name: &str, len: u64) -> io::Result<()> {
         let mut dir = self.dir();
+        dir.writable()?;
         if dir.spend_write()?.is_some() {
             return Err(powered_off());
         }
@@ -335,7 +384,7 @@ impl Backend for MemBackend {
 
     fn sync(&self, name: &str) -> io::Result<()> {
         let mut dir = self.dir();
-        dir.alive()?;
+        dir.writable()?;
         if let Some(file) = dir.files.get_mut(name) {
             file.durable = file.data.clone();
         }
@@ -348,7 +397,7 @@ impl Backend for MemBackend {
 
     fn rename(&self, from: &str, to: &str) -> io::Result<()> {
         let mut dir = self.dir();
-        dir.alive()?;
+        dir.writable()?;
         let file = dir
             .files
             .remove(from)
@@ -359,7 +408,7 @@ impl Backend for MemBackend {
 
     fn remove(&self, name: &str) -> io::Result<()> {
         let mut dir = self.dir();
-        dir.alive()?;
+        dir.writable()?;
         dir.files.remove(name);
         Ok(())
     }

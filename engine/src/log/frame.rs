@@ -87,6 +87,22 @@ pub fn next(bytes: &[u8], at: usize) -> Next<'_> {
     Next::Frame(payload, at + end)
 }
 
+/// Whether every byte is zero (a file a crash extended without its data).
+pub fn all_zero(bytes: &[u8]) -> bool {
+    bytes.iter().all(|&b| b == 0)
+}
+
+/// Whether bytes that do not make a valid frame are what a crash leaves: a
+/// prefix of a frame (shorter than its length field says) or zeros. A
+/// frame of full length whose checksum fails was damaged after the fact.
+pub fn is_torn(rest: &[u8]) -> bool {
+    if rest.len() < FRAME_OVERHEAD || all_zero(rest) {
+        return true;
+    }
+    let len = u32::from_le_bytes(rest[..4].try_into().expect("4 bytes"));
+    len <= MAX_FRAME && rest.len() < FRAME_OVERHEAD + len as usize
+}
+
 /// Whether any valid frame starts anywhere after `at` — if so, a bad frame
 /// at `at` is damage in the middle of the log, not a torn tail.
 pub fn valid_frame_after(bytes: &[u8], at: usize) -> bool {

@@ -16,13 +16,28 @@ use crate::state::{State, Txn};
 use backend::Backend;
 use frame::{HEADER_LEN, LOG_MAGIC, Next, SNAP_MAGIC};
 
-/// What opening found and repaired.
+/// What opening (or catching up) found, repaired and set aside.
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct Recovery {
-    /// Bytes of a torn or corrupt log tail that were cut off.
+    /// Bytes at the end of the log that were not a whole record (a write
+    /// cut short), or (salvage) damaged bytes: not applied, kept aside.
     pub dropped_tail_bytes: u64,
     /// Files of older generations or interrupted compactions that were removed.
     pub removed_files: Vec<String>,
+    /// Files written to keep bytes that were not applied. The engine never
+    /// deletes them.
+    pub kept_files: Vec<String>,
+    /// What the user should hear about, in plain words.
+    pub notices: Vec<String>,
+}
+
+impl Recovery {
+    fn absorb(&mut self, other: Recovery) {
+        self.dropped_tail_bytes += other.dropped_tail_bytes;
+        self.removed_files.extend(other.removed_files);
+        self.kept_files.extend(other.kept_files);
+        self.notices.extend(other.notices);
+    }
 }
 
 /// What [`Log::catch_up`] found.
@@ -35,12 +50,44 @@ pub struct CatchUp {
     pub recovery: Recovery,
 }
 
+/// Repairs recovery decided on but has not done yet — because the store
+/// could not be written when it was read (read-only, disk full). Reads do
+/// not need them; every write does them first.
+#[derive(Debug, Default)]
+struct Untidy {
+    /// The log is missing or shorter than its header: (re)write the header.
+    header: bool,
+    /// The log's bytes from this offset on were not applied: keep them
+    /// aside, then cut them off.
+    tail: Option<u64>,
+    /// The tail is damage salvage skipped, not a write cut short.
+    tail_damaged: bool,
+    /// Whole files to keep aside before they are replaced (salvage).
+    keep: Vec<String>,
+    /// Salvage loaded less than the files hold: write a clean generation.
+    compact: bool,
+    /// Files of other generations or interrupted compactions are left.
+    stale: bool,
+}
+
+impl Untidy {
+    fn any(&self) -> bool {
+        self.header || self.tail.is_some() || !self.keep.is_empty() || self.compact || self.stale
+    }
+}
+
 pub struct Log<B: Backend> {
     backend: B,
     generation: u64,
     /// Offset just after the last transaction this process has applied.
     log_end: u64,
     compact_after: u64,
+    /// Open a damaged store on purpose: what cannot be read is kept aside
+    /// and the rest loads (`hmg repair`).
+    salvage: bool,
+    untidy: Untidy,
+    /// Notices of repairs made during writes, until the caller takes them.
+    notices: Vec<String>,
 }
 
 fn log_name(generation: u64) -> String {
@@ -55,11 +102,29 @@ fn snap_name(generation: u64) -> String {
 fn parse_name(name: &str) -> Option<(&str, u64)> {
     let (prefix, rest) = name.split_once('-')?;
     let hex = rest.strip_suffix(".hmg")?;
-    if hex.len() != 16 || !matches!(prefix, "log" | "snap") {
+    if hex.len() != 16 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    if !matches!(prefix, "log" | "snap") {
         return None;
     }
     Some((prefix, u64::from_str_radix(hex, 16).ok()?))
 }
+
+/// A snapshot being written (`snap-<g>.hmg.tmp`): exactly this name, nothing
+/// else ending in `.tmp` is ours.
+fn is_snapshot_tmp(name: &str) -> bool {
+    name.strip_suffix(".tmp")
+        .and_then(parse_name)
+        .is_some_and(|(prefix, _)| prefix == "snap")
+}
+
+/// Whether a file name is one of the kept-aside files recovery writes.
+pub fn is_kept(name: &str) -> bool {
+    name.starts_with("kept-") && name.ends_with(".hmg")
+}
+
+const SALVAGE_HINT: &str = "Nothing was changed. To open the rest on purpose, open the store with salvage (`hmg repair`): the unreadable bytes are kept aside in a `kept-*.hmg` file and everything else loads";
 
 fn decode<T: serde::de::DeserializeOwned>(payload: &[u8], what: &str) -> Result<T> {
     postcard::from_bytes(payload).map_err(|e| {
@@ -75,13 +140,26 @@ fn encode<T: serde::Serialize>(value: &T) -> Result<Vec<u8>> {
 
 impl<B: Backend> Log<B> {
     /// Opens (or creates) the store and recovers it: picks the newest
-    /// snapshot, replays its log, cuts a torn tail, removes stale files.
+    /// generation, replays its log, sets a torn tail aside, removes stale
+    /// files. Damage a crash cannot cause is refused.
     pub fn open(backend: B, compact_after: u64) -> Result<(Log<B>, State, Recovery)> {
+        Log::open_with(backend, compact_after, false)
+    }
+
+    /// [`Log::open`]; with `salvage`, damage is kept aside instead of refused.
+    pub fn open_with(
+        backend: B,
+        compact_after: u64,
+        salvage: bool,
+    ) -> Result<(Log<B>, State, Recovery)> {
         let mut log = Log {
             backend,
             generation: 0,
             log_end: HEADER_LEN,
             compact_after,
+            salvage,
+            untidy: Untidy::default(),
+            notices: Vec::new(),
         };
         let mut recovery = Recovery::default();
         let state = log.load(&mut recovery)?;
@@ -101,69 +179,132 @@ impl<B: Backend> Log<B> {
         self.log_end - HEADER_LEN
     }
 
-    fn latest_generation(&self, names: &[String]) -> u64 {
+    /// Notices of repairs made since they were last taken.
+    pub fn take_notices(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.notices)
+    }
+
+    /// The generation to load: the newest one any file names. A log newer
+    /// than every snapshot means that generation's snapshot is missing.
+    fn newest_generation(names: &[String]) -> u64 {
         names
             .iter()
             .filter_map(|n| parse_name(n))
-            .filter(|(p, _)| *p == "snap")
             .map(|(_, g)| g)
             .max()
             .unwrap_or(0)
     }
 
+    fn is_stale(&self, name: &str) -> bool {
+        is_snapshot_tmp(name) || parse_name(name).is_some_and(|(_, g)| g < self.generation)
+    }
+
     fn load(&mut self, recovery: &mut Recovery) -> Result<State> {
         let names = self.backend.list()?;
-        let generation = self.latest_generation(&names);
-        let mut state = if generation == 0 {
-            State::default()
-        } else {
-            self.read_snapshot(generation)?
-        };
+        let generation = Self::newest_generation(&names);
+        self.untidy = Untidy::default();
         self.generation = generation;
         self.log_end = HEADER_LEN;
+        let snap = snap_name(generation);
         let log = log_name(generation);
-        if self.backend.len(&log)?.is_none() {
-            self.backend
-                .write_at(&log, 0, &frame::header(LOG_MAGIC, generation))?;
-            self.backend.sync(&log)?;
-            self.backend.sync_dir()?;
-        }
-        recovery.dropped_tail_bytes += self.replay(&mut state, &mut Vec::new())?;
-        for name in names {
-            let stale =
-                name.ends_with(".tmp") || parse_name(&name).is_some_and(|(_, g)| g != generation);
-            if stale {
-                self.backend.remove(&name)?;
-                recovery.removed_files.push(name);
+        // Salvage loads what it can on an older base: versions may jump.
+        let mut gap_ok = false;
+        let mut state = if generation == 0 {
+            State::default()
+        } else if names.contains(&snap) {
+            match self.read_snapshot(generation) {
+                Ok(state) => state,
+                Err(e) if self.salvage => {
+                    recovery.notices.push(format!("salvage: {e}"));
+                    self.untidy.keep.push(snap.clone());
+                    gap_ok = true;
+                    self.base_state(&names, generation, recovery)
+                }
+                Err(e) => return Err(Error::Corrupt(format!("{e}. {SALVAGE_HINT}."))),
             }
-        }
-        if !recovery.removed_files.is_empty() {
-            self.backend.sync_dir()?;
+        } else if self.salvage {
+            recovery.notices.push(format!(
+                "salvage: {snap} is missing; {log} is kept aside and replayed on the newest snapshot left"
+            ));
+            self.untidy.keep.push(log.clone());
+            gap_ok = true;
+            self.base_state(&names, generation, recovery)
+        } else {
+            return Err(Error::Corrupt(format!(
+                "{snap} is missing while {log} of the same generation exists: the state that log builds on is gone (a compaction never leaves a log without its snapshot). {SALVAGE_HINT}, and {log} is replayed on the newest snapshot left (or on an empty store)."
+            )));
+        };
+        self.replay(&mut state, &mut Vec::new(), gap_ok, recovery)?;
+        self.untidy.stale = names.iter().any(|n| self.is_stale(n));
+        self.untidy.compact |= gap_ok;
+        if let Err(e) = self.tidy(&state, recovery) {
+            if self.salvage {
+                return Err(e);
+            }
+            recovery.notices.push(match self.untidy.tail {
+                Some(cut) => format!(
+                    "{log}: {} bytes after byte {cut} are not a whole record (a write cut short); they are skipped and will be kept aside at the next write (cannot write now: {e})",
+                    self.backend.len(&log).ok().flatten().unwrap_or(cut) - cut
+                ),
+                None => format!(
+                    "the store could not be tidied now ({e}); reading works, the next write retries"
+                ),
+            });
         }
         Ok(state)
     }
 
-    fn read_snapshot(&self, generation: u64) -> Result<State> {
-        let bytes = self.backend.read_all(&snap_name(generation))?;
-        let found = frame::parse_header(SNAP_MAGIC, &bytes)?;
-        if found != generation {
-            return Err(Error::Corrupt(format!(
-                "snapshot {generation} claims generation {found}"
-            )));
+    /// Salvage's base when the live snapshot is missing or unreadable: the
+    /// newest older snapshot that reads, else an empty store.
+    fn base_state(&self, names: &[String], below: u64, recovery: &mut Recovery) -> State {
+        let mut older: Vec<u64> = names
+            .iter()
+            .filter_map(|n| parse_name(n))
+            .filter(|(p, g)| *p == "snap" && *g < below)
+            .map(|(_, g)| g)
+            .collect();
+        older.sort_unstable();
+        for g in older.into_iter().rev() {
+            if let Ok(state) = self.read_snapshot(g) {
+                recovery
+                    .notices
+                    .push(format!("salvage: starting from {}", snap_name(g)));
+                return state;
+            }
         }
-        let bad = || Error::Corrupt(format!("snapshot {generation} fails its checksum"));
+        recovery
+            .notices
+            .push("salvage: no older snapshot; starting from an empty store".into());
+        State::default()
+    }
+
+    fn read_snapshot(&self, generation: u64) -> Result<State> {
+        let name = snap_name(generation);
+        let bytes = self.backend.read_all(&name)?;
+        let found = frame::parse_header(SNAP_MAGIC, &bytes)
+            .map_err(|e| Error::Corrupt(format!("{name}: {e}")))?;
+        if found != generation {
+            return Err(Error::Corrupt(format!("{name} claims generation {found}")));
+        }
+        let bad = || Error::Corrupt(format!("{name} fails its checksum"));
         let Next::Frame(payload, after) = frame::next(&bytes, HEADER_LEN as usize) else {
             return Err(bad());
         };
-        let mut state: State = decode(payload, "snapshot")?;
+        let named = |e: Error| match e {
+            Error::Corrupt(m) => Error::Corrupt(format!("{name}: {m}")),
+            other => other,
+        };
+        let mut state: State = decode(payload, "snapshot").map_err(named)?;
         // Version 2 added the vectors frame, version 3 the supplied triples.
         let mut at = after;
         for part in ["vectors", "supplied triples"] {
             match frame::next(&bytes, at) {
                 Next::Frame(payload, next) => {
                     match part {
-                        "vectors" => state.vectors = decode(payload, "snapshot vectors")?,
-                        _ => state.supplied = decode(payload, "snapshot triples")?,
+                        "vectors" => {
+                            state.vectors = decode(payload, "snapshot vectors").map_err(named)?
+                        }
+                        _ => state.supplied = decode(payload, "snapshot triples").map_err(named)?,
                     }
                     at = next;
                 }
@@ -174,65 +315,216 @@ impl<B: Backend> Log<B> {
         Ok(state)
     }
 
-    /// Applies the log from `log_end` on, noting the atoms it touched; cuts a
-    /// torn tail. Returns the bytes cut.
-    fn replay(&mut self, state: &mut State, touched: &mut Vec<AtomId>) -> Result<u64> {
+    /// Applies the log from `log_end` on, noting the atoms it touched. A torn
+    /// tail (the only damage a crash can do: the record being written is
+    /// cut short) is skipped and marked to be kept aside; any other damage
+    /// is refused unless salvaging.
+    fn replay(
+        &mut self,
+        state: &mut State,
+        touched: &mut Vec<AtomId>,
+        gap_ok: bool,
+        recovery: &mut Recovery,
+    ) -> Result<()> {
         let log = log_name(self.generation);
-        let len = self.backend.len(&log)?.unwrap_or(0);
+        let Some(len) = self.backend.len(&log)? else {
+            // A crash between a snapshot's rename and its log's creation.
+            self.untidy.header = true;
+            return Ok(());
+        };
         if self.log_end == HEADER_LEN {
             let mut head = vec![0; HEADER_LEN as usize];
             let n = self.backend.read_full_at(&log, 0, &mut head)?;
             if n < head.len() {
                 // A log whose header never made it: nothing acknowledged is in it.
-                self.backend.truncate(&log, 0)?;
-                self.backend
-                    .write_at(&log, 0, &frame::header(LOG_MAGIC, self.generation))?;
-                self.backend.sync(&log)?;
-                return Ok(n as u64);
+                self.untidy.header = true;
+                return Ok(());
             }
-            let found = frame::parse_header(LOG_MAGIC, &head)?;
-            if found != self.generation {
-                return Err(Error::Corrupt(format!(
-                    "log {} claims generation {found}",
-                    self.generation
-                )));
+            let checked = frame::parse_header(LOG_MAGIC, &head).and_then(|found| {
+                if found == self.generation {
+                    Ok(())
+                } else {
+                    Err(Error::Corrupt(format!("claims generation {found}")))
+                }
+            });
+            if let Err(e) = checked {
+                if !self.salvage {
+                    return Err(Error::Corrupt(format!("{log}: {e}. {SALVAGE_HINT}.")));
+                }
+                recovery
+                    .notices
+                    .push(format!("salvage: {log}: {e}; the whole log is kept aside"));
+                self.untidy.keep.push(log.clone());
+                self.untidy.header = true;
+                self.untidy.compact = true;
+                return Ok(());
             }
+            self.untidy.header = false;
         }
         if len <= self.log_end {
-            return Ok(0);
+            return Ok(());
         }
         let mut tail = vec![0; (len - self.log_end) as usize];
         let n = self.backend.read_full_at(&log, self.log_end, &mut tail)?;
         tail.truncate(n);
         let mut at = 0;
-        loop {
+        let damage = loop {
             match frame::next(&tail, at) {
                 Next::Frame(payload, after) => {
-                    let txn: Txn = decode(payload, "log record")?;
+                    if frame::all_zero(&tail[at..]) {
+                        break None;
+                    }
+                    let txn: Txn = match decode(payload, "record") {
+                        Ok(txn) => txn,
+                        Err(e) => break Some(e.to_string()),
+                    };
                     if txn.version > state.version {
+                        if gap_ok && txn.version > state.version + 1 {
+                            state.version = txn.version - 1;
+                        }
                         touched.extend(txn.touched());
-                        state.apply(txn)?;
+                        if let Err(e) = state.apply(txn) {
+                            break Some(e.to_string());
+                        }
                     }
                     at = after;
                 }
-                Next::End => break,
-                Next::Bad if frame::valid_frame_after(&tail, at) => {
-                    return Err(Error::Corrupt(format!(
-                        "log record at byte {} is damaged and valid records follow it; refusing to drop them",
-                        self.log_end + at as u64
-                    )));
+                Next::End => {
+                    self.log_end += at as u64;
+                    return Ok(());
                 }
                 Next::Bad => {
-                    let cut = self.log_end + at as u64;
-                    self.backend.truncate(&log, cut)?;
-                    self.backend.sync(&log)?;
-                    self.log_end = cut;
-                    return Ok(len - cut);
+                    let rest = &tail[at..];
+                    if frame::valid_frame_after(&tail, at) {
+                        break Some(
+                            "the record there is damaged and whole records follow it".into(),
+                        );
+                    }
+                    if !frame::is_torn(rest) {
+                        break Some(format!(
+                            "the last record ({} bytes) is whole but fails its checksum; a crash cannot do that, so the file was damaged after it was written",
+                            rest.len()
+                        ));
+                    }
+                    break None;
                 }
             }
+        };
+        let cut = self.log_end + at as u64;
+        if let Some(why) = damage {
+            if !self.salvage {
+                return Err(Error::Corrupt(format!(
+                    "{log}, byte {cut}: {why}. {SALVAGE_HINT}."
+                )));
+            }
+            recovery.notices.push(format!(
+                "salvage: {log}, byte {cut}: {why}; the rest of the log is kept aside"
+            ));
+            self.untidy.compact = true;
+            self.untidy.tail_damaged = true;
         }
-        self.log_end += at as u64;
-        Ok(0)
+        recovery.dropped_tail_bytes += len - cut;
+        self.log_end = cut;
+        self.untidy.tail = Some(cut);
+        Ok(())
+    }
+
+    /// Does the repairs recovery decided on: keeps what was not applied in
+    /// `kept-*` files, rewrites a missing log header, cuts the tail, writes a
+    /// clean generation after a salvage, removes stale files.
+    fn tidy(&mut self, state: &State, recovery: &mut Recovery) -> Result<()> {
+        if !self.untidy.any() {
+            return Ok(());
+        }
+        let log = log_name(self.generation);
+        while let Some(name) = self.untidy.keep.first().cloned() {
+            let bytes = self.backend.read_all(&name)?;
+            let kept = self.keep_aside(name.trim_end_matches(".hmg"), &bytes)?;
+            recovery.notices.push(format!(
+                "{name} ({} bytes) is kept as {kept}; the engine never deletes it",
+                bytes.len()
+            ));
+            recovery.kept_files.push(kept);
+            self.untidy.keep.remove(0);
+        }
+        if let Some(cut) = self.untidy.tail {
+            let len = self.backend.len(&log)?.unwrap_or(0);
+            if len > cut {
+                let mut bytes = vec![0; (len - cut) as usize];
+                let n = self.backend.read_full_at(&log, cut, &mut bytes)?;
+                bytes.truncate(n);
+                let kept = self.keep_aside(
+                    &format!("{}-{cut:016x}", log.trim_end_matches(".hmg")),
+                    &bytes,
+                )?;
+                self.backend.truncate(&log, cut)?;
+                self.backend.sync(&log)?;
+                let what = if self.untidy.tail_damaged {
+                    "are damaged"
+                } else {
+                    "are not a whole record (a write cut short by a crash, or a file cut short)"
+                };
+                recovery.notices.push(format!(
+                    "{log}: the {} bytes after byte {cut} {what}; they were not applied and are kept as {kept}",
+                    bytes.len()
+                ));
+                recovery.kept_files.push(kept);
+            }
+            self.untidy.tail = None;
+            self.untidy.tail_damaged = false;
+        }
+        if self.untidy.header {
+            self.backend.remove(&log)?;
+            self.backend
+                .write_at(&log, 0, &frame::header(LOG_MAGIC, self.generation))?;
+            self.backend.sync(&log)?;
+            self.backend.sync_dir()?;
+            self.log_end = HEADER_LEN;
+            self.untidy.header = false;
+        }
+        if self.untidy.compact {
+            self.compact_now(state)?;
+            self.untidy.compact = false;
+        }
+        if self.untidy.stale {
+            let mut removed = false;
+            for name in self.backend.list()? {
+                if self.is_stale(&name) {
+                    self.backend.remove(&name)?;
+                    recovery.removed_files.push(name);
+                    removed = true;
+                }
+            }
+            if removed {
+                self.backend.sync_dir()?;
+            }
+            self.untidy.stale = false;
+        }
+        Ok(())
+    }
+
+    /// Writes `bytes` to a new `kept-<base>[-n].hmg` and makes it durable.
+    fn keep_aside(&self, base: &str, bytes: &[u8]) -> Result<String> {
+        let names = self.backend.list()?;
+        let name = (0..)
+            .map(|n| match n {
+                0 => format!("kept-{base}.hmg"),
+                n => format!("kept-{base}-{n}.hmg"),
+            })
+            .find(|name| !names.contains(name))
+            .expect("some name is free");
+        self.backend.write_at(&name, 0, bytes)?;
+        self.backend.sync(&name)?;
+        self.backend.sync_dir()?;
+        Ok(name)
+    }
+
+    /// Before any write: the repairs a read could not make.
+    fn tidy_for_write(&mut self, state: &State) -> Result<()> {
+        let mut recovery = Recovery::default();
+        let done = self.tidy(state, &mut recovery);
+        self.notices.append(&mut recovery.notices);
+        done
     }
 
     /// Brings `state` up to date with what other processes wrote. The caller
@@ -240,32 +532,69 @@ impl<B: Backend> Log<B> {
     pub fn catch_up(&mut self, state: &mut State) -> Result<CatchUp> {
         let mut caught = CatchUp::default();
         let names = self.backend.list()?;
-        if self.latest_generation(&names) != self.generation
-            || !names.contains(&log_name(self.generation))
+        if Self::newest_generation(&names) != self.generation
+            || (!names.contains(&log_name(self.generation)) && !self.untidy.header)
         {
             *state = self.load(&mut caught.recovery)?;
             caught.reloaded = true;
         } else {
-            caught.recovery.dropped_tail_bytes = self.replay(state, &mut caught.touched)?;
+            // A tail this process skipped may since have been set aside and
+            // written over by another: read again from where we stopped.
+            let known = self.untidy.tail.take();
+            let mut recovery = Recovery::default();
+            self.replay(state, &mut caught.touched, false, &mut recovery)?;
+            if known.is_some() {
+                recovery.dropped_tail_bytes = 0;
+            }
+            if let Some(cut) = self.untidy.tail
+                && known != Some(cut)
+            {
+                recovery.notices.push(format!(
+                    "{}: {} bytes after byte {cut} are not a whole record (a write cut short); they are skipped and will be kept aside at the next write",
+                    log_name(self.generation),
+                    recovery.dropped_tail_bytes
+                ));
+            }
+            caught.recovery.absorb(recovery);
         }
         Ok(caught)
     }
 
     /// Reads everything again from disk (after a failed write).
     pub fn reload(&mut self) -> Result<State> {
-        self.load(&mut Recovery::default())
+        let mut recovery = Recovery::default();
+        let state = self.load(&mut recovery)?;
+        self.notices.append(&mut recovery.notices);
+        Ok(state)
     }
 
-    /// Appends a transaction, syncs it, then applies it to `state`.
+    /// Appends a transaction, syncs it, then applies it to `state`. A write
+    /// that fails leaves no partial record behind (best effort: a crash can
+    /// still leave one, which the next open sets aside).
     pub fn commit(&mut self, state: &mut State, txn: Txn) -> Result<()> {
+        self.tidy_for_write(state)?;
         let bytes = frame::frame(&encode(&txn)?);
         let log = log_name(self.generation);
-        self.backend.write_at(&log, self.log_end, &bytes)?;
-        self.backend.sync(&log)?;
+        let written = self
+            .backend
+            .write_at(&log, self.log_end, &bytes)
+            .and_then(|()| self.backend.sync(&log));
+        if let Err(e) = written {
+            let _ = self
+                .backend
+                .truncate(&log, self.log_end)
+                .and_then(|()| self.backend.sync(&log));
+            return Err(e.into());
+        }
         self.log_end += bytes.len() as u64;
         state.apply(txn)?;
         if self.log_bytes() > self.compact_after {
-            self.compact(state)?;
+            // The commit stands: a compaction that cannot run now runs later.
+            if let Err(e) = self.compact_now(state) {
+                self.notices.push(format!(
+                    "the log could not be compacted now ({e}); it will be retried"
+                ));
+            }
         }
         Ok(())
     }
@@ -274,32 +603,54 @@ impl<B: Backend> Log<B> {
     /// when this returns no file holds the destroyed bytes. The new snapshot
     /// is the commit point: before its rename the write did not happen.
     pub fn commit_erasing(&mut self, state: &mut State, txn: Txn) -> Result<()> {
+        self.tidy_for_write(state)?;
         state.apply(txn)?;
-        self.compact(state)
+        self.compact_now(state)
     }
 
-    /// Writes `state` as generation `g+1` and removes generation `g`.
+    /// Writes `state` as generation `g+1` and removes generation `g`. Fails
+    /// without effect before the new snapshot's rename (the commit point);
+    /// after it nothing fails: what is left undone is done by the next
+    /// write or open, and said in a notice.
     pub fn compact(&mut self, state: &State) -> Result<()> {
+        self.tidy_for_write(state)?;
+        self.compact_now(state)
+    }
+
+    fn compact_now(&mut self, state: &State) -> Result<()> {
         let next = self.generation + 1;
         let mut bytes = frame::header(SNAP_MAGIC, next);
         bytes.extend(frame::frame(&encode(state)?));
         bytes.extend(frame::frame(&encode(&state.vectors)?));
         bytes.extend(frame::frame(&encode(&state.supplied)?));
         let tmp = format!("{}.tmp", snap_name(next));
-        self.backend.write_at(&tmp, 0, &bytes)?;
-        self.backend.sync(&tmp)?;
-        self.backend.rename(&tmp, &snap_name(next))?;
-        let log = log_name(next);
-        self.backend.remove(&log)?;
-        self.backend
-            .write_at(&log, 0, &frame::header(LOG_MAGIC, next))?;
-        self.backend.sync(&log)?;
-        self.backend.sync_dir()?;
-        self.backend.remove(&log_name(self.generation))?;
-        self.backend.remove(&snap_name(self.generation))?;
-        self.backend.sync_dir()?;
+        let staged = self
+            .backend
+            .write_at(&tmp, 0, &bytes)
+            .and_then(|()| self.backend.sync(&tmp))
+            .and_then(|()| self.backend.rename(&tmp, &snap_name(next)));
+        if let Err(e) = staged {
+            let _ = self.backend.remove(&tmp);
+            return Err(e.into());
+        }
+        // Committed. Generation `next` is live from here on.
+        let old = self.generation;
         self.generation = next;
         self.log_end = HEADER_LEN;
+        self.untidy = Untidy {
+            header: true,
+            stale: true,
+            ..Untidy::default()
+        };
+        let mut recovery = Recovery::default();
+        if let Err(e) = self.tidy(state, &mut recovery) {
+            self.notices.push(format!(
+                "compacted into {}, but {} and {} could not be removed yet ({e}); the next call that can write removes them",
+                snap_name(next),
+                log_name(old),
+                snap_name(old)
+            ));
+        }
         Ok(())
     }
 }

@@ -22,7 +22,7 @@ fn atom(n: u128, content: &str) -> Atom {
     }
 }
 
-fn put(store: &mut Log<MemBackend>, state: &mut State, n: u128) -> Result<()> {
+fn put<B: Backend>(store: &mut Log<B>, state: &mut State, n: u128) -> Result<()> {
     let txn = state.txn(vec![Mutation::PutAtom(atom(
         n,
         &format!("memory number {n}"),
@@ -112,7 +112,7 @@ fn power_cut_at_every_write_keeps_acknowledged_commits() {
 }
 
 #[test]
-fn torn_tail_is_cut_and_reported() {
+fn torn_tail_is_kept_aside_cut_and_reported() {
     let mem = MemBackend::new();
     let (mut store, mut state, _) = Log::open(mem.clone(), u64::MAX).unwrap();
     put(&mut store, &mut state, 1).unwrap();
@@ -123,6 +123,44 @@ fn torn_tail_is_cut_and_reported() {
     assert_eq!(reopened.atoms.len(), 1);
     assert_eq!(recovery.dropped_tail_bytes, 6);
     assert_eq!(mem.len(&log).unwrap(), Some(len));
+    let kept = format!("kept-log-0000000000000000-{len:016x}.hmg");
+    assert_eq!(recovery.kept_files, std::slice::from_ref(&kept));
+    assert_eq!(mem.read_all(&kept).unwrap(), [9, 0, 0, 0, 1, 2]);
+    assert!(
+        recovery.notices[0].contains(&kept),
+        "{:?}",
+        recovery.notices
+    );
+    // Kept files outlive compactions and further opens.
+    let (mut store, mut state, _) = Log::open(mem.clone(), 100).unwrap();
+    for n in 2..=10 {
+        put(&mut store, &mut state, n).unwrap();
+    }
+    assert!(store.generation() > 0);
+    Log::open(mem.clone(), 100).unwrap();
+    assert_eq!(mem.read_all(&kept).unwrap(), [9, 0, 0, 0, 1, 2]);
+}
+
+#[test]
+fn a_zero_filled_tail_is_torn_not_corrupt() {
+    let mem = MemBackend::new();
+    let (mut store, mut state, _) = Log::open(mem.clone(), u64::MAX).unwrap();
+    put(&mut store, &mut state, 1).unwrap();
+    let len = mem.len(&log_name(0)).unwrap().unwrap();
+    mem.write_at(&log_name(0), len, &[0; 40]).unwrap();
+    let (_, reopened, recovery) = Log::open(mem.clone(), u64::MAX).unwrap();
+    assert_eq!(reopened, state);
+    assert_eq!(recovery.dropped_tail_bytes, 40);
+}
+
+fn refused(mem: &MemBackend) -> String {
+    match Log::open(mem.clone(), u64::MAX) {
+        Err(Error::Corrupt(msg)) => msg,
+        other => panic!(
+            "expected a refusal, got {:?}",
+            other.map(|(_, s, _)| s.version)
+        ),
+    }
 }
 
 #[test]
@@ -132,14 +170,163 @@ fn damage_in_the_middle_is_refused_not_dropped() {
     for n in 1..=3 {
         put(&mut store, &mut state, n).unwrap();
     }
+    let before = mem.all_bytes();
     mem.corrupt(&log_name(0), HEADER_LEN as usize + 12);
-    match Log::open(mem.clone(), u64::MAX) {
-        Err(Error::Corrupt(msg)) => assert!(msg.contains("refusing")),
-        other => panic!(
-            "expected corruption, got {:?}",
-            other.map(|(_, s, _)| s.version)
-        ),
+    let damaged = mem.all_bytes();
+    let msg = refused(&mem);
+    assert!(msg.contains("whole records follow"), "{msg}");
+    assert!(
+        msg.contains(&log_name(0)) && msg.contains("hmg repair"),
+        "{msg}"
+    );
+    assert_eq!(mem.all_bytes(), damaged, "a refusal changes nothing");
+    assert_ne!(before, damaged);
+    // Salvage keeps the damaged rest aside and opens what precedes it.
+    let (_, salvaged, recovery) = Log::open_with(mem.clone(), u64::MAX, true).unwrap();
+    assert_eq!(salvaged.atoms.len(), 0);
+    assert_eq!(recovery.kept_files.len(), 1);
+    let kept = mem.read_all(&recovery.kept_files[0]).unwrap();
+    assert!(kept.windows(13).any(|w| w == b"memory number"));
+    Log::open(mem.clone(), u64::MAX).unwrap();
+}
+
+#[test]
+fn a_whole_last_record_with_a_bad_checksum_is_refused() {
+    let mem = MemBackend::new();
+    let (mut store, mut state, _) = Log::open(mem.clone(), u64::MAX).unwrap();
+    for n in 1..=3 {
+        put(&mut store, &mut state, n).unwrap();
     }
+    let len = mem.len(&log_name(0)).unwrap().unwrap();
+    mem.corrupt(&log_name(0), len as usize - 3);
+    let msg = refused(&mem);
+    assert!(msg.contains("fails its checksum"), "{msg}");
+    let (_, salvaged, recovery) = Log::open_with(mem.clone(), u64::MAX, true).unwrap();
+    assert_eq!(salvaged.atoms.len(), 2);
+    assert_eq!(recovery.kept_files.len(), 1);
+}
+
+#[test]
+fn a_missing_snapshot_is_refused_and_its_log_never_deleted() {
+    let mem = MemBackend::new();
+    let (mut store, mut state, _) = Log::open(mem.clone(), u64::MAX).unwrap();
+    for n in 1..=3 {
+        put(&mut store, &mut state, n).unwrap();
+    }
+    store.compact(&state).unwrap();
+    for n in 4..=5 {
+        put(&mut store, &mut state, n).unwrap();
+    }
+    let log = log_name(1);
+    let log_bytes = mem.read_all(&log).unwrap();
+    mem.remove(&snap_name(1)).unwrap();
+    for _ in 0..2 {
+        let msg = refused(&mem);
+        assert!(
+            msg.contains(&snap_name(1)) && msg.contains("missing"),
+            "{msg}"
+        );
+        assert_eq!(mem.read_all(&log).unwrap(), log_bytes);
+    }
+    // Salvage: the log is kept aside whole and replayed on an empty store.
+    let (_, salvaged, recovery) = Log::open_with(mem.clone(), u64::MAX, true).unwrap();
+    let mut ids: Vec<u128> = salvaged.atoms.keys().map(|a| a.0).collect();
+    ids.sort();
+    assert_eq!(ids, [4, 5]);
+    let kept = &recovery.kept_files[0];
+    assert_eq!(&mem.read_all(kept).unwrap(), &log_bytes);
+    let (_, reopened, _) = Log::open(mem.clone(), u64::MAX).unwrap();
+    assert_eq!(reopened.atoms.len(), 2);
+}
+
+#[test]
+fn reads_need_no_write_access() {
+    let mem = MemBackend::new();
+    let (mut store, mut state, _) = Log::open(mem.clone(), u64::MAX).unwrap();
+    for n in 1..=3 {
+        put(&mut store, &mut state, n).unwrap();
+    }
+    let len = mem.len(&log_name(0)).unwrap().unwrap();
+    mem.write_at(&log_name(0), len, &[50, 0, 0, 0, 1, 2, 3, 4, 5])
+        .unwrap();
+    mem.write_at("snap-0000000000000009.hmg.tmp", 0, b"half")
+        .unwrap();
+    mem.set_read_only(true);
+    let before = mem.all_bytes();
+    let (mut store, mut reopened, recovery) = Log::open(mem.clone(), u64::MAX).unwrap();
+    assert_eq!(reopened, state);
+    assert!(
+        recovery.notices[0].contains("next write"),
+        "{:?}",
+        recovery.notices
+    );
+    assert_eq!(mem.all_bytes(), before);
+    store.catch_up(&mut reopened).unwrap();
+    assert!(put(&mut store, &mut reopened, 4).is_err());
+    assert_eq!(mem.all_bytes(), before);
+    // Writable again: the next write tidies first, then commits.
+    mem.set_read_only(false);
+    let mut reopened = store.reload().unwrap();
+    put(&mut store, &mut reopened, 4).unwrap();
+    let notices = store.take_notices();
+    assert!(notices.iter().any(|n| n.contains("kept as")), "{notices:?}");
+    assert!(!mem.list().unwrap().iter().any(|n| n.ends_with(".tmp")));
+    let (_, after, _) = Log::open(mem.clone(), u64::MAX).unwrap();
+    assert_eq!(after.atoms.len(), 4);
+}
+
+#[test]
+fn a_full_disk_fails_writes_without_effect_and_reads_go_on() {
+    let mem = MemBackend::new();
+    let (mut store, mut state, _) = Log::open(mem.clone(), 400).unwrap();
+    for n in 1..=3 {
+        put(&mut store, &mut state, n).unwrap();
+    }
+    mem.set_full(true);
+    let before = Log::open(mem.clone(), 400).unwrap().1;
+    for n in 4..=6 {
+        let e = put(&mut store, &mut state, n).unwrap_err();
+        assert!(
+            matches!(&e, Error::Io(io) if io.kind() == std::io::ErrorKind::StorageFull),
+            "{e}"
+        );
+        state = store.reload().unwrap();
+        assert_eq!(state, before);
+    }
+    // An erasing commit (a compaction) fails before its commit point.
+    let mut sealed = atom(1, "");
+    sealed.exposure = Exposure::Sealed;
+    let txn = state.txn(vec![Mutation::PutAtom(sealed)]);
+    assert!(store.commit_erasing(&mut state, txn).is_err());
+    let (_, reopened, recovery) = Log::open(mem.clone(), 400).unwrap();
+    assert_eq!(reopened, before);
+    assert_eq!(recovery.dropped_tail_bytes, 0, "no partial record left");
+    mem.set_full(false);
+    let mut state = store.reload().unwrap();
+    put(&mut store, &mut state, 7).unwrap();
+    assert_eq!(Log::open(mem, 400).unwrap().1.atoms.len(), 4);
+}
+
+#[test]
+fn only_the_engines_own_names_are_touched() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("backup.tmp"), b"mine").unwrap();
+    std::fs::create_dir(dir.path().join("cache.tmp")).unwrap();
+    std::fs::write(dir.path().join("log-notes.hmg"), b"mine too").unwrap();
+    let fs = super::backend::FsBackend::new(dir.path()).unwrap();
+    let (mut store, mut state, _) = Log::open(fs.clone(), 200).unwrap();
+    for n in 1..=20 {
+        put(&mut store, &mut state, n).unwrap();
+    }
+    assert!(store.generation() > 1);
+    let (_, reopened, _) = Log::open(fs, 200).unwrap();
+    assert_eq!(reopened, state);
+    assert_eq!(
+        std::fs::read(dir.path().join("backup.tmp")).unwrap(),
+        b"mine"
+    );
+    assert!(dir.path().join("cache.tmp").is_dir());
+    assert!(dir.path().join("log-notes.hmg").exists());
 }
 
 #[test]

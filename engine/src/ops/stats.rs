@@ -21,6 +21,8 @@ pub struct Stats {
     pub snapshot_version: u64,
     /// The embedding model's fingerprint, or why recall is keyword-only.
     pub model: String,
+    /// Files recovery kept aside (name, bytes): bytes it did not apply.
+    pub kept_aside: Vec<(String, u64)>,
 }
 
 impl<B: Backend> Memory<B> {
@@ -61,7 +63,23 @@ impl<B: Backend> Memory<B> {
             },
             snapshot_version: self.state.version,
             model: self.model_status(),
+            kept_aside: self.kept_aside()?,
         })
+    }
+
+    /// The `kept-*.hmg` files in the store (store-wide, whatever the scope:
+    /// they are bytes no scope could be read from).
+    fn kept_aside(&self) -> Result<Vec<(String, u64)>> {
+        let backend = self.log.backend();
+        let mut kept = Vec::new();
+        for name in backend.list()? {
+            if crate::log::is_kept(&name) {
+                let len = backend.len(&name)?.unwrap_or(0);
+                kept.push((name, len));
+            }
+        }
+        kept.sort();
+        Ok(kept)
     }
 }
 
