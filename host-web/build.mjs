@@ -77,8 +77,8 @@ function writeContract(gen) {
     });
   }
   const methods = {};
-  for (const [, name, arg, param, result] of memory.matchAll(/^  '?(\w+)'?\((\w+): (\w+)\): (\w+);$/gm)) {
-    methods[name] = { arg, param, result };
+  for (const [, name, arg, param, result] of memory.matchAll(/^  '?(\w+)'?\((?:(\w+): (\w+))?\): ([\w<>]+);$/gm)) {
+    methods[name] = { arg: arg ?? "", param: param ?? "none", result };
   }
   for (const need of ["CorrectAction", "GovernAction"]) if (!enums[need]) throw new Error(`contract: no enum ${need} in jco's declarations`);
   if (!methods.memorize || !records.MemorizeRequest) throw new Error("contract: jco's declarations changed shape");

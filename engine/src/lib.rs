@@ -23,7 +23,8 @@
 //! - [`store`] — the durable log and snapshots over a [`Backend`];
 //! - [`embed`] — text embeddings (an ONNX model run by tract; a test double);
 //! - [`index`] — keyword (BM25, CJK), vectors (exact int8 scan), temporal, dedup;
-//! - [`memory`] — an open store; [`ops`] — one file per operation.
+//! - [`memory`] — an open store; [`ops`] — one file per operation;
+//! - `fuzzing` (tests and the `simulation` feature) — the cargo-fuzz harnesses.
 
 pub mod atom;
 pub mod capture;
@@ -31,6 +32,8 @@ pub mod capture;
 mod component;
 pub mod embed;
 pub mod error;
+#[cfg(any(test, feature = "simulation"))]
+pub mod fuzzing;
 pub mod graph;
 pub mod index;
 pub mod log;

@@ -185,6 +185,11 @@ export class HmgClient {
   }
 
   /** The entities named in a text (technologies, products, people, files, projects…). */
+  /** What recovery did since the last call of this (bytes kept aside, repairs waiting for a writable store), in plain words. */
+  notices(): Promise<string[]> {
+    return this.call("notices", {});
+  }
+
   extractEntities(req: { text: string }): Promise<ExtractResult> {
     return this.call("extractEntities", req);
   }

@@ -97,6 +97,7 @@ async function refreshStats(): Promise<void> {
   // Bytes recovery did not apply (a write cut short): said in plain words.
   const aside = s.kept_aside.length === 0 ? "" : ` · ${s.kept_aside.length} damaged file${s.kept_aside.length > 1 ? "s" : ""} kept aside (${s.kept_aside.map((f) => `${f.name}, ${f.bytes} bytes`).join("; ")})`;
   $("stats").textContent = `${s.atoms} memories · ${s.edges} links · ${search}${aside}`;
+  for (const note of await client.notices()) console.warn(`hmg: ${note}`);
   const kept = (await client.persisted) ? "persistent" : "best-effort (the browser may evict it under storage pressure)";
   $("stats").title = `model: ${s.model}\nstorage: ${kept}\nindexes: keyword ${s.indexes.keyword}, semantic ${s.indexes.semantic}; version ${s.snapshot_version}`;
   $("empty-hint").hidden = s.atoms > 0;

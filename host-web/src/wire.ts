@@ -104,6 +104,8 @@ export const toWit = {
             method,
             args: [args?.all ? { tag: "whole-store" } : { tag: "visible-from", val: scopeToWit(scope) }],
           };
+        case "none":
+          return { method, args: [] };
         case "string": {
           // A plain string parameter (`import(jsonl)`) is passed as `{ <name>: "…" }`.
           const text = args?.[spec.arg];

@@ -168,7 +168,7 @@ async function walkthrough() {
   // Stats: the seed's shape; one vector per atom with content (the sealed and
   // tombstoned lost theirs), or none keyword-only, and stats says which.
   const stats = await call(page, "stats");
-  assert.deepEqual(Object.keys(stats).sort(), ["atoms", "edges", "indexes", "model", "snapshot_version"]);
+  assert.deepEqual(Object.keys(stats).sort(), ["atoms", "edges", "indexes", "kept_aside", "model", "snapshot_version"]);
   assert.equal(stats.atoms, 14);
   assert.equal(stats.edges, 4);
   assert.deepEqual(stats.indexes, { semantic: withModel ? 12 : 0, keyword: 12, temporal: 12, categorical: 12 });

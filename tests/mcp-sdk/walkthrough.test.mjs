@@ -134,7 +134,7 @@ test("seed walk-through over MCP", async (t) => {
   assert.equal(handoff.effect, "applied");
 
   const stats = await call(client, "memory_stats");
-  assert.deepEqual(Object.keys(stats).sort(), ["atoms", "edges", "indexes", "model", "snapshot_version"]);
+  assert.deepEqual(Object.keys(stats).sort(), ["atoms", "edges", "indexes", "kept_aside", "model", "snapshot_version"]);
   assert.match(stats.model, /^multilingual-e5-small:/);
   assert.equal(stats.indexes.semantic, stats.indexes.keyword);
   assert.deepEqual(Object.keys(stats.indexes).sort(), ["categorical", "keyword", "semantic", "temporal"]);

@@ -265,7 +265,14 @@ fn seed_walkthrough_with_json() {
     let st = cli.ok(&["stats"]);
     assert_eq!(
         keys(&st),
-        ["atoms", "edges", "indexes", "model", "snapshot_version"]
+        [
+            "atoms",
+            "edges",
+            "indexes",
+            "kept_aside",
+            "model",
+            "snapshot_version"
+        ]
     );
     assert!(s(&st, "model").starts_with("multilingual-e5-small:"));
     assert_eq!(st["indexes"]["semantic"], st["indexes"]["keyword"]);
