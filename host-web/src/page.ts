@@ -86,7 +86,7 @@ function status(id: string, effect: string, text: string): void {
 
 /** What was redacted in stored content, in plain words ("a password", "an API key"…). */
 function redactionNote(content: string): string {
-  const kinds = [...content.matchAll(/\[REDACTED:([a-z_]+)\]/g)].map((m) => m[1].replaceAll("_", " "));
+  const kinds = [...content.matchAll(/\[REDACTED:([a-z0-9_-]+)\]/g)].map((m) => m[1].replaceAll(/[_-]/g, " "));
   if (kinds.length === 0) return "";
   return ` Secret${kinds.length > 1 ? "s" : ""} hidden before storing: ${[...new Set(kinds)].join(", ")}.`;
 }

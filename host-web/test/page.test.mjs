@@ -40,7 +40,7 @@ test("search, history, correct, govern, capture, stats and the knowledge graph f
     "專案用 PostgreSQL 16 做主資料庫，不用 MongoDB",
     "前端用 React 18 和 TypeScript",
     "資料庫備份每天凌晨三點跑，保留 30 天",
-    "資料庫密碼是 pg_admin_123，記得定期更換",
+    "資料庫密碼是 女兒生日加貓名，記得定期更換",
     "用 Redis 做會話快取",
   ]) {
     const [effect, text] = await memorizeViaForm(m);
@@ -111,8 +111,8 @@ test("search, history, correct, govern, capture, stats and the knowledge graph f
   // derive_lesson from the page: the secret's history shows the exposure change.
   await page.fill("#query", "資料庫密碼");
   await page.click("#search-form button");
-  await page.click(".hit:has-text('pg_admin_123')");
-  await page.waitForSelector("[data-testid=atom-content]:has-text('pg_admin_123')");
+  await page.click(".hit:has-text('女兒生日加貓名')");
+  await page.waitForSelector("[data-testid=atom-content]:has-text('女兒生日加貓名')");
   const secret = await page.textContent("[data-testid=atom-id]");
   await page.selectOption("#govern-action", "derive_lesson");
   await page.fill("#govern-reason", "內容含明文資料庫密碼");
@@ -124,7 +124,7 @@ test("search, history, correct, govern, capture, stats and the knowledge graph f
   await page.click(`#atom a[data-atom='${secret}']`);
   await page.waitForSelector("[data-testid=atom-content]:has-text('governed payload hidden: sealed')");
   assert.match(await page.textContent("#atom"), /visible.*sealed.*內容含明文資料庫密碼/s);
-  assert.ok(!(await page.content()).includes("pg_admin_123"), "the secret is gone from the page");
+  assert.ok(!(await page.content()).includes("女兒生日加貓名"), "the secret is gone from the page");
 
   // Stats in plain words; the tooltip names the model and whether storage is persistent.
   await page.waitForFunction(() => document.querySelector("#stats").textContent.startsWith("8 memories · 2 links"));

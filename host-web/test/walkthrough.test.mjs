@@ -121,7 +121,7 @@ async function walkthrough() {
   const conn = await memorize("staging 連線 postgres://admin:s3cr3t@db.internal:5432/app");
   assert.equal(
     (await call(page, "history", { atom_id: conn.atom_id })).current.content,
-    "staging 連線 [REDACTED:connection_string]",
+    "staging 連線 postgres://admin:[REDACTED:url-password]@db.internal:5432/app",
   );
   assert.equal((await memorize("password=hunter2")).effect, "rejected");
   assert.deepEqual(await opfsFilesContaining(page, STORE, "s3cr3t"), []);

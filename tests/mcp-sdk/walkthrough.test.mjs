@@ -112,14 +112,14 @@ test("seed walk-through over MCP", async (t) => {
   assert.equal((await call(client, "memory_memorize", { content: "Bearer abcdefghijklmnop1234" })).effect, "rejected");
   assert.deepEqual(filesContaining(ws.store, "s3cr3t"), []);
 
-  const secret = (await call(client, "memory_memorize", { content: "資料庫密碼是 pg_admin_123" })).atom_id;
+  const secret = (await call(client, "memory_memorize", { content: "資料庫密碼是 女兒生日加貓名" })).atom_id;
   const lesson = await call(client, "memory_govern", {
     target_atom: secret, action: "derive_lesson", reason: "內容含明文資料庫密碼",
     lesson_content: "不要在記憶中儲存資料庫密碼和連線串，使用環境變數",
   });
   assert.equal(lesson.effect, "applied");
   assert.ok(lesson.lesson_atom_id);
-  assert.deepEqual(filesContaining(ws.store, "pg_admin_123"), []);
+  assert.deepEqual(filesContaining(ws.store, "女兒生日加貓名"), []);
   assert.equal((await call(client, "memory_recall", { query: "資料庫密碼" })).atoms[0].atom_id, lesson.lesson_atom_id);
 
   const k8s = (await call(client, "memory_memorize", { content: "用 K8s 部署" })).atom_id;

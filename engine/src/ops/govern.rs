@@ -196,11 +196,11 @@ mod tests {
     #[test]
     fn seal_destroys_bytes_everywhere() {
         let mut h = Harness::new();
-        let id = h.id("資料庫密碼是 pg_admin_123");
-        assert!(h.files_contain("pg_admin_123"));
+        let id = h.id("資料庫主機是 pg-main-7 號機");
+        assert!(h.files_contain("pg-main-7"));
         assert_eq!(h.govern(id, Seal, None).effect, Effect::Applied);
-        assert!(!h.files_contain("pg_admin_123"));
-        assert!(h.recall_ids("資料庫密碼").is_empty());
+        assert!(!h.files_contain("pg-main-7"));
+        assert!(h.recall_ids("資料庫主機").is_empty());
         let history = h.history(id);
         assert_eq!(
             history.current.unwrap().content,

@@ -216,7 +216,7 @@ mod tests {
         let atom = h.memory.state().atom(id).unwrap();
         assert_eq!(
             atom.content,
-            "主庫連線 [REDACTED:connection_string]，[REDACTED:secret]"
+            "主庫連線 postgres://admin:[REDACTED:url-password]@db:5432/app，token=[REDACTED:config-secret]"
         );
         assert!(!h.files_contain("s3cr3t"));
         assert!(!h.files_contain("abcd1234"));

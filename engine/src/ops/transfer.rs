@@ -556,7 +556,7 @@ mod tests {
         assert_eq!(r.rejected_lines, 2);
         assert!(r.reason.unwrap().starts_with("nothing imported"));
         assert_eq!(fresh.memory.state().version, 0);
-        let secret_line = "{\"type\":\"atom\",\"atom_id\":\"01M8NN1ZBGCATK0BFF5SHXS18G\",\"content\":\"password=x\",\"kind\":\"memory\",\"source\":\"user\",\"scope\":{\"tenant_id\":\"t\"},\"epistemic\":\"actual\",\"polarity\":\"affirmative\",\"exposure_state\":\"visible\",\"negated\":false,\"superseded_by\":null,\"created_at\":\"2026-01-01T00:00:00Z\",\"updated_at\":\"2026-01-01T00:00:00Z\"}";
+        let secret_line = "{\"type\":\"atom\",\"atom_id\":\"01M8NN1ZBGCATK0BFF5SHXS18G\",\"content\":\"password=Hunter2x9\",\"kind\":\"memory\",\"source\":\"user\",\"scope\":{\"tenant_id\":\"t\"},\"epistemic\":\"actual\",\"polarity\":\"affirmative\",\"exposure_state\":\"visible\",\"negated\":false,\"superseded_by\":null,\"created_at\":\"2026-01-01T00:00:00Z\",\"updated_at\":\"2026-01-01T00:00:00Z\"}";
         assert!(
             fresh
                 .memory

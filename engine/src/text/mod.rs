@@ -3,6 +3,7 @@
 
 pub mod infer;
 pub mod redact;
+pub mod secrets;
 
 /// Trimmed, with every run of whitespace folded to one space: the form two
 /// contents are compared in for exact dedup.
@@ -22,10 +23,10 @@ pub fn admit(content: &str, max_bytes: usize, what: &str) -> Result<String, Stri
         ));
     }
     let redacted = redact::redact(content.trim());
-    if redact::nothing_but_secrets(&redacted.text) {
+    if redacted.only_secrets || redact::nothing_but_markers(&redacted.text) {
         return Err(format!(
             "{what} is nothing but a secret ({}); nothing would be left to remember",
-            redacted.kinds.join(", ")
+            redacted.kinds().join(", ")
         ));
     }
     Ok(redacted.text)
@@ -53,7 +54,7 @@ mod tests {
                 .contains("8192")
         );
         assert!(
-            admit("ghp_abcdefghijklmnopqrstuvwxyz0123456789", 8192, "content")
+            admit("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", 8192, "content")
                 .unwrap_err()
                 .contains("secret")
         );

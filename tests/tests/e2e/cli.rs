@@ -222,7 +222,7 @@ fn seed_walkthrough_with_json() {
     assert_eq!((red["effect"].as_str(), code), (Some("rejected"), 3));
 
     let secret = s(
-        &cli.ok(&["memorize", "資料庫密碼是 pg_admin_123"]),
+        &cli.ok(&["memorize", "資料庫密碼是 女兒生日加貓名"]),
         "atom_id",
     )
     .to_owned();
@@ -236,7 +236,7 @@ fn seed_walkthrough_with_json() {
         "不要在記憶中儲存資料庫密碼和連線串，使用環境變數",
     ]);
     assert_eq!(keys(&g), ["effect", "lesson_atom_id", "target_atom"]);
-    assert!(files_containing(cli.store.path(), "pg_admin_123").is_empty());
+    assert!(files_containing(cli.store.path(), "女兒生日加貓名").is_empty());
     let sealed = cli.ok(&["history", &secret]);
     assert_eq!(
         sealed["current"]["content"],

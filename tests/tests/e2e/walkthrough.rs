@@ -252,17 +252,17 @@ fn seed_walkthrough() {
     let id = r.atom_id.unwrap();
     assert_eq!(
         s.history_of(&id).unwrap().current.unwrap().content,
-        "staging 連線 [REDACTED:connection_string]"
+        "staging 連線 postgres://admin:[REDACTED:url-password]@db.internal:5432/app"
     );
     let r = memorize(&mut s, "password=hunter2");
     assert_eq!(r.effect, Effect::Rejected);
     assert!(files_containing(dir.path(), "s3cr3t").is_empty());
 
     // derive_lesson: the secret leaves every file; the lesson stays.
-    let secret = memorize(&mut s, "資料庫密碼是 pg_admin_123，記得定期更換")
+    let secret = memorize(&mut s, "資料庫密碼是 女兒生日加貓名，記得定期更換")
         .atom_id
         .unwrap();
-    assert!(!files_containing(dir.path(), "pg_admin_123").is_empty());
+    assert!(!files_containing(dir.path(), "女兒生日加貓名").is_empty());
     let r = govern(
         &mut s,
         &secret,
@@ -273,7 +273,7 @@ fn seed_walkthrough() {
     assert_eq!(r.effect, Effect::Applied);
     let lesson = r.lesson_atom_id.unwrap();
     assert_eq!(
-        files_containing(dir.path(), "pg_admin_123"),
+        files_containing(dir.path(), "女兒生日加貓名"),
         Vec::<std::path::PathBuf>::new()
     );
     let of_lesson = s.history_of(&lesson).unwrap();

@@ -1,0 +1,154 @@
+use super::*;
+
+fn redacted(text: &str) -> String {
+    redact(text).text
+}
+
+/// The secret is gone and the text around it is kept.
+fn hides(text: &str, secret: &str) {
+    let out = redacted(text);
+    assert!(!out.contains(secret), "{secret:?} survived in {out:?}");
+    assert!(out.contains("[REDACTED:"), "{out}");
+}
+
+fn untouched(text: &str) {
+    assert_eq!(redacted(text), text);
+}
+
+#[test]
+fn only_the_secret_goes_the_label_stays() {
+    assert_eq!(
+        redacted("主庫連線 postgres://admin:s3cr3tPw9@db.internal:5432/app 已設定"),
+        "主庫連線 postgres://admin:[REDACTED:url-password]@db.internal:5432/app 已設定"
+    );
+    let out = redacted("login with password=hunter2x today");
+    assert!(out.starts_with("login with password=[REDACTED:"), "{out}");
+    assert!(out.ends_with("] today"), "{out}");
+    let out = redacted("Slack Bot xoxb-2411625812-2462301337312-kTZXd3wPzS1N4BfUxJfCzqLq");
+    assert!(out.starts_with("Slack Bot [REDACTED:"), "{out}");
+}
+
+#[test]
+fn formats_the_old_rules_missed() {
+    let cases = [
+        (
+            "aws_secret_access_key = 9wV3Qz1X8pL0rT5mN2bK7cJ4hG6fD1sA0eR9yU3i",
+            "9wV3Qz1X8pL0rT5mN2bK7cJ4hG6fD1sA0eR9yU3i",
+        ),
+        (
+            "DefaultEndpointsProtocol=https;AccountName=acme;AccountKey=q3Zp9Lw2Xk8vB1nM4cT7yR0sD5fG6hJ2kL9pO3iU8yT1rE4wQ7aS0dF2gH5jK8lZ0xC3vB6nM9qW2eR5tY8u==;EndpointSuffix=core.windows.net",
+            "q3Zp9Lw2Xk8vB1nM4cT7yR0sD5fG6hJ2kL9pO3iU8yT1rE4wQ7aS0dF2gH5jK8lZ0xC3vB6nM9qW2eR5tY8u==",
+        ),
+        (
+            "webhook https://hooks.slack.com/services/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",
+            "Zx9Kq2Lm4Np6Rs8Tv0Wy3Ab5",
+        ),
+        (
+            "SENDGRID_API_KEY=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",
+            "TwL2iGABf9DHoTf-09kqeF8tAmbihYzrnopKc-1s5cr",
+        ),
+        (
+            "hf token 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",
+            "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",
+        ),
+        (
+            "//registry.npmjs.org/:_authToken=npm_4fT9kQ2xLm7Pz8Rw1Ys5Vb3Nc6Hd0Jg2Ka1E",
+            "npm_4fT9kQ2xLm7Pz8Rw1Ys5Vb3Nc6Hd0Jg2Ka1E",
+        ),
+        (
+            "Authorization: Basic YWRtaW46czNjcjN0UGFzc3dvcmQ=",
+            "YWRtaW46czNjcjN0UGFzc3dvcmQ=",
+        ),
+        (
+            "curl -u deploy:Tr0ub4dor3x https://ci.internal/api",
+            "Tr0ub4dor3x",
+        ),
+        ("docker login -p Xk92!fLm0q registry.acme.io", "Xk92!fLm0q"),
+        ("DB_PASSWORD=Pg4dm1n!2024", "Pg4dm1n!2024"),
+        (
+            "JWT_SECRET=8f2b6c1e9d4a7f3b0c5e2d8a1f6b9c3e",
+            "8f2b6c1e9d4a7f3b0c5e2d8a1f6b9c3e",
+        ),
+        ("export REDIS_PASSWORD='r3d!sPa55w0rd'", "r3d!sPa55w0rd"),
+        (
+            r#"{"user": "svc", "password": "J7#kL9$mQ2xP"}"#,
+            "J7#kL9$mQ2xP",
+        ),
+        ("PGPASSWORD=q9Wm2Lp7Xz psql -h db", "q9Wm2Lp7Xz"),
+        ("ssh://git:Gh7!pw2Kq@code.acme.io/repo.git", "Gh7!pw2Kq"),
+        ("資料庫密碼是 pg_admin_123，要記得換", "pg_admin_123"),
+        ("the password is Summer#2024 for the VPN", "Summer#2024"),
+        ("口令为 Xy7#kp92q", "Xy7#kp92q"),
+        (
+            "client-key-data: LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVktLS0tLQpNSUlFb3dJQkFBS0NBUUVB",
+            "LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVktLS0tLQpNSUlFb3dJQkFBS0NBUUVB",
+        ),
+    ];
+    for (text, secret) in cases {
+        hides(text, secret);
+    }
+}
+
+#[test]
+fn placeholders_and_code_are_left_alone() {
+    for text in [
+        "let token = lexer.next_token();",
+        "postgres://user:${PASSWORD}@host/db",
+        "password=<your-password>",
+        "密码=${DB_PASSWORD}",
+        "password: {{ .Values.db.password }}",
+        "token: ghp_XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX",
+        "api_key = os.getenv(\"API_KEY\")",
+        "the password policy needs 12 characters",
+        "把 password 欄位改成必填",
+        "AWS example key AKIAIOSFODNN7EXAMPLE from the docs",
+        "secret = process.env.SECRET",
+        "password: ********",
+        "set token to your-token-here",
+        "部署前要先跑 smoke test，Kafka 的 retention 改成 7 天。",
+    ] {
+        untouched(text);
+    }
+}
+
+#[test]
+fn personal_data_by_policy() {
+    // A Visa test number (Luhn-valid), a Taiwan ID and a mainland ID with
+    // valid check digits.
+    hides("卡號 4111 1111 1111 1111 到期 12/27", "4111 1111 1111 1111");
+    hides("身分證 A123456789", "A123456789");
+    hides("身份证号 11010519491231002X", "11010519491231002X");
+    // Not Luhn-valid, not a valid ID: numbers stay.
+    untouched("訂單號 4111 1111 1111 1112");
+    untouched("工號 A123456788");
+    // E-mail and phone only when the policy asks.
+    untouched("寄信給 alice@example.org");
+    let policy = PersonalData {
+        emails: true,
+        phones: true,
+        ..PersonalData::default()
+    };
+    let out = redact_with("寄信給 alice@example.org 或打 0912-345-678", policy).text;
+    assert!(!out.contains("alice@") && !out.contains("345-678"), "{out}");
+}
+
+#[test]
+fn nothing_but_a_secret() {
+    assert!(redact("password=hunter2x").only_secrets);
+    assert!(redact("  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 ; ").only_secrets);
+    assert!(!redact("prod db password=hunter2x").only_secrets);
+    assert!(!redact("plain text").only_secrets);
+    let r = redact("a 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 and postgres://u:Pw9xq2Lk@h/db");
+    assert_eq!(r.counts.len(), 2, "{r:?}");
+}
+
+#[test]
+fn redacting_twice_changes_nothing() {
+    for text in [
+        "DB_PASSWORD=Pg4dm1n!2024 and token=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",
+        "資料庫密碼是 pg_admin_123",
+    ] {
+        let once = redacted(text);
+        assert_eq!(redacted(&once), once);
+    }
+}

@@ -1,0 +1,617 @@
+//! Secret and personal-data detection. Three sources of rules:
+//!
+//! - the gitleaks default rule catalogue (`gitleaks.toml`, MIT, brought in
+//!   by build.rs): ~220 providers, each with keywords (an Aho-Corasick
+//!   pre-filter decides which rules run at all), a regex compiled on first
+//!   use (bytes, ASCII classes — Go RE2 semantics), a secret group, an
+//!   entropy floor and allowlists, applied as gitleaks applies them;
+//! - our own rules for the shapes people write in conversation and config
+//!   (`.env`, YAML, JSON, CLI flags, HTTP Basic, URLs with a password, and
+//!   "the password is …" in English and Chinese) — only when the value looks
+//!   like a credential, never for placeholders or code;
+//! - personal data by policy: payment cards (Luhn), Taiwan and mainland
+//!   China national IDs (check digits); e-mail and phone when asked for.
+//!
+//! A finding is the secret's byte range; the label before it stays.
+
+use std::sync::{LazyLock, OnceLock};
+
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder};
+use regex::Regex;
+use regex::bytes::{Regex as BytesRegex, RegexBuilder};
+
+/// Where an allowlist's regexes look.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Target {
+    Secret,
+    Match,
+    Line,
+}
+
+#[derive(Debug)]
+pub struct Allow {
+    pub target: Target,
+    pub regexes: &'static [&'static str],
+    pub stopwords: &'static [&'static str],
+}
+
+#[derive(Debug)]
+pub struct Rule {
+    pub id: &'static str,
+    pub regex: &'static str,
+    pub secret_group: usize,
+    pub entropy: f64,
+    pub keywords: &'static [&'static str],
+    pub allow: &'static [Allow],
+}
+
+mod catalogue {
+    use super::{Allow, Rule, Target};
+    include!(concat!(env!("OUT_DIR"), "/gitleaks_rules.rs"));
+}
+
+pub use catalogue::RULES as GITLEAKS_RULES;
+
+/// One secret or personal datum found: its byte range and kind.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Finding {
+    pub start: usize,
+    pub end: usize,
+    pub kind: String,
+    /// The whole match, label included (`password=` before the secret).
+    pub matched: (usize, usize),
+}
+
+/// Which personal data to redact (cards and national IDs by default).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PersonalData {
+    pub payment_cards: bool,
+    pub national_ids: bool,
+    pub emails: bool,
+    pub phones: bool,
+}
+
+impl Default for PersonalData {
+    fn default() -> PersonalData {
+        PersonalData {
+            payment_cards: true,
+            national_ids: true,
+            emails: false,
+            phones: false,
+        }
+    }
+}
+
+fn bytes_regex(pattern: &str) -> Option<BytesRegex> {
+    RegexBuilder::new(pattern)
+        .unicode(false)
+        .size_limit(1 << 26)
+        .build()
+        .ok()
+}
+
+/// The catalogue, compiled as far as it has been needed.
+struct Catalogue {
+    keywords: AhoCorasick,
+    /// For each keyword pattern, the rules it turns on.
+    keyword_rules: Vec<Vec<usize>>,
+    /// Rules without keywords: they always run.
+    always: Vec<usize>,
+    compiled: Vec<OnceLock<Option<BytesRegex>>>,
+    allow_compiled: Vec<OnceLock<Vec<BytesRegex>>>,
+    global: Vec<BytesRegex>,
+}
+
+static CATALOGUE: LazyLock<Catalogue> = LazyLock::new(|| {
+    let mut words: Vec<&str> = Vec::new();
+    let mut keyword_rules: Vec<Vec<usize>> = Vec::new();
+    let mut always = Vec::new();
+    for (i, rule) in GITLEAKS_RULES.iter().enumerate() {
+        if rule.keywords.is_empty() {
+            always.push(i);
+        }
+        for k in rule.keywords {
+            match words.iter().position(|w| w == k) {
+                Some(p) => keyword_rules[p].push(i),
+                None => {
+                    words.push(k);
+                    keyword_rules.push(vec![i]);
+                }
+            }
+        }
+    }
+    Catalogue {
+        keywords: AhoCorasickBuilder::new()
+            .ascii_case_insensitive(true)
+            .build(&words)
+            .expect("keywords build"),
+        keyword_rules,
+        always,
+        compiled: GITLEAKS_RULES.iter().map(|_| OnceLock::new()).collect(),
+        allow_compiled: GITLEAKS_RULES.iter().map(|_| OnceLock::new()).collect(),
+        global: catalogue::GLOBAL_ALLOW
+            .regexes
+            .iter()
+            .filter_map(|r| bytes_regex(r))
+            .collect(),
+    }
+});
+
+/// Compiles every catalogue rule now (for a pre-initialised image).
+pub fn warm() {
+    let c = &*CATALOGUE;
+    for (i, rule) in GITLEAKS_RULES.iter().enumerate() {
+        c.compiled[i].get_or_init(|| bytes_regex(rule.regex));
+    }
+    let _ = &*OWN;
+}
+
+/// Shannon entropy in bits per byte, as gitleaks computes it.
+pub fn entropy(s: &[u8]) -> f64 {
+    if s.is_empty() {
+        return 0.0;
+    }
+    let mut counts = [0u32; 256];
+    for &b in s {
+        counts[b as usize] += 1;
+    }
+    let n = s.len() as f64;
+    counts
+        .iter()
+        .filter(|&&c| c > 0)
+        .map(|&c| {
+            let p = c as f64 / n;
+            -p * p.log2()
+        })
+        .sum()
+}
+
+/// Values that stand for a secret without being one: `${VAR}`, `$VAR`,
+/// `<your-token>`, `{{ .Values.x }}`, `XXXX`, `****`, `your-…`, `changeme`,
+/// documented example keys.
+pub fn is_placeholder(value: &str) -> bool {
+    static SHAPES: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(
+            r#"(?ix)^(?:
+                \$\{[^}]*\}? | \$[a-z_][a-z0-9_]* | \$\(.*\)? | %[a-z_]+%
+              | <[^>]*>? | \{\{.*(?:\}\})? | \[[a-z_ -]+\]
+              | .*(?:xxxx|\*\*\*\*|••••|\.\.\.\.|0000000000).*
+              | (?:your|my|the)[-_ ]?.* | .*(?:example|placeholder|changeme|change[-_]me|redacted|dummy|sample|fake|foobar|lorem).*
+              | (?:password|secret|token|passw0rd|test|todo|tbd|none|null|nil|undefined|true|false|empty)
+            )$"#,
+        )
+        .expect("placeholder regex")
+    });
+    let v = value.trim_matches(|c: char| "'\"`“”「」".contains(c));
+    v.is_empty() || SHAPES.is_match(v) || v.chars().all(|c| c == v.chars().next().unwrap_or(' '))
+}
+
+/// Whether a value looks like code rather than a credential:
+/// `lexer.next_token();`, `os.getenv("X")`, `process.env.TOKEN`.
+fn is_code(value: &str) -> bool {
+    value.contains('(')
+        || value.ends_with(';')
+        || value.starts_with("process.env")
+        || value.starts_with("os.environ")
+        || value.starts_with("env.")
+        || value.starts_with("self.")
+        || value.starts_with("this.")
+}
+
+/// Whether a value written after "password is" or `KEY=` looks like a
+/// credential: not a placeholder, not code, at least 6 characters, and
+/// either a digit or symbol beside letters, or long and varied.
+pub fn looks_like_credential(value: &str) -> bool {
+    let v = value.trim_matches(|c: char| "'\"`“”「」".contains(c));
+    if v.chars().count() < 6 || is_placeholder(v) || is_code(v) {
+        return false;
+    }
+    let letters = v.chars().any(|c| c.is_ascii_alphabetic());
+    let digits = v.chars().any(|c| c.is_ascii_digit());
+    let symbols = v.chars().any(|c| c.is_ascii_punctuation());
+    let upper = v.chars().any(|c| c.is_ascii_uppercase());
+    let lower = v.chars().any(|c| c.is_ascii_lowercase());
+    let non_ascii = !v.is_ascii();
+    if non_ascii {
+        return false; // a sentence, not a credential
+    }
+    (letters && (digits || symbols))
+        || (digits && symbols)
+        || (upper && lower && v.len() >= 10)
+        || (v.len() >= 16 && entropy(v.as_bytes()) >= 3.0)
+}
+
+fn allowed_by(
+    allow: &Allow,
+    compiled: &[BytesRegex],
+    secret: &[u8],
+    matched: &[u8],
+    line: &[u8],
+) -> bool {
+    let target = match allow.target {
+        Target::Secret => secret,
+        Target::Match => matched,
+        Target::Line => line,
+    };
+    if compiled.iter().any(|r| r.is_match(target)) {
+        return true;
+    }
+    let lower = String::from_utf8_lossy(secret).to_lowercase();
+    allow.stopwords.iter().any(|w| lower.contains(w))
+}
+
+fn line_of(text: &[u8], start: usize, end: usize) -> &[u8] {
+    let from = text[..start]
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |p| p + 1);
+    let to = text[end..]
+        .iter()
+        .position(|&b| b == b'\n')
+        .map_or(text.len(), |p| end + p);
+    &text[from..to]
+}
+
+/// Widens a byte range to whole characters.
+fn snap(text: &str, mut start: usize, mut end: usize) -> (usize, usize) {
+    while start > 0 && !text.is_char_boundary(start) {
+        start -= 1;
+    }
+    while end < text.len() && !text.is_char_boundary(end) {
+        end += 1;
+    }
+    (start, end)
+}
+
+fn catalogue_findings(text: &str, out: &mut Vec<Finding>) {
+    let c = &*CATALOGUE;
+    let bytes = text.as_bytes();
+    let mut run = vec![false; GITLEAKS_RULES.len()];
+    for i in &c.always {
+        run[*i] = true;
+    }
+    for m in c.keywords.find_overlapping_iter(bytes) {
+        for i in &c.keyword_rules[m.pattern().as_usize()] {
+            run[*i] = true;
+        }
+    }
+    for (i, rule) in GITLEAKS_RULES.iter().enumerate().filter(|(i, _)| run[*i]) {
+        let Some(regex) = c.compiled[i].get_or_init(|| bytes_regex(rule.regex)) else {
+            continue;
+        };
+        let allows = c.allow_compiled[i].get_or_init(|| {
+            rule.allow
+                .iter()
+                .flat_map(|a| a.regexes.iter().filter_map(|r| bytes_regex(r)))
+                .collect()
+        });
+        for caps in regex.captures_iter(bytes) {
+            let whole = caps.get(0).expect("group 0");
+            let secret = if caps.len() > 1 {
+                if rule.secret_group > 0 {
+                    caps.get(rule.secret_group)
+                } else {
+                    (1..caps.len()).find_map(|g| caps.get(g).filter(|m| !m.is_empty()))
+                }
+            } else {
+                None
+            }
+            .unwrap_or(whole);
+            let value = secret.as_bytes();
+            if value.is_empty() || (rule.entropy > 0.0 && entropy(value) <= rule.entropy) {
+                continue;
+            }
+            let line = line_of(bytes, whole.start(), whole.end());
+            if c.global.iter().any(|r| r.is_match(value))
+                || catalogue::GLOBAL_ALLOW
+                    .stopwords
+                    .iter()
+                    .any(|w| String::from_utf8_lossy(value).to_lowercase().contains(w))
+            {
+                continue;
+            }
+            // Each allowlist's regexes were compiled in order; split them back.
+            let mut at = 0;
+            let mut allowed = false;
+            for allow in rule.allow {
+                let n = allow.regexes.len();
+                let compiled = &allows[at..(at + n).min(allows.len())];
+                at += n;
+                if allowed_by(allow, compiled, value, whole.as_bytes(), line) {
+                    allowed = true;
+                    break;
+                }
+            }
+            let value_text = String::from_utf8_lossy(value);
+            if allowed || is_placeholder(&value_text) {
+                continue;
+            }
+            let (start, end) = snap(text, secret.start(), secret.end());
+            out.push(Finding {
+                start,
+                end,
+                kind: rule.id.to_owned(),
+                matched: snap(text, whole.start(), whole.end()),
+            });
+        }
+    }
+}
+
+/// Our own rules: `(kind, regex with a `secret` group, the value must look
+/// like a credential)`.
+struct OwnRule {
+    kind: &'static str,
+    regex: Regex,
+    /// The value must pass [`looks_like_credential`] (key=value shapes and
+    /// natural language); fixed formats need not.
+    credential_check: bool,
+}
+
+const CREDENTIAL_KEY: &str = r"[A-Za-z0-9_.-]*(?i:pass(?:word|wd|phrase)?|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|client[_-]?secret|auth(?:[_-]?key)?|credentials?|signing[_-]?key|encryption[_-]?key|master[_-]?key)[A-Za-z0-9_.-]*";
+
+static OWN: LazyLock<Vec<OwnRule>> = LazyLock::new(|| {
+    let rule = |kind, pattern: &str, credential_check| OwnRule {
+        kind,
+        regex: Regex::new(pattern).unwrap_or_else(|e| panic!("rule {kind}: {e}")),
+        credential_check,
+    };
+    vec![
+        // A password inside a URL: scheme://user:PASSWORD@host.
+        rule(
+            "url-password",
+            r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@]+:(?P<secret>[^\s@/]+)@[^\s/]",
+            false,
+        ),
+        // HTTP Basic and Bearer credentials in a header.
+        rule(
+            "http-basic-auth",
+            r"(?i)\bauthorization\s*:\s*basic\s+(?P<secret>[A-Za-z0-9+/=]{8,})",
+            false,
+        ),
+        rule(
+            "http-bearer-token",
+            r"(?i)\bauthorization\s*:\s*bearer\s+(?P<secret>[A-Za-z0-9._~+/=-]{16,})",
+            false,
+        ),
+        // curl -u user:password, --user user:password.
+        rule(
+            "cli-user-password",
+            r#"(?:^|\s)(?:-u|--user)[\s=]+['"]?[^\s:'"]+:(?P<secret>[^\s'"]+)"#,
+            true,
+        ),
+        // --password VALUE, -p VALUE after a login, --token=VALUE.
+        rule(
+            "cli-flag-secret",
+            r#"(?i)(?:^|\s)--?(?:password|passwd|pass|token|api-key|apikey|secret|client-secret|auth-token)[\s=]+['"]?(?P<secret>[^\s'"]+)"#,
+            true,
+        ),
+        rule(
+            "cli-flag-secret",
+            r#"\blogin\b[^\n]*?\s-p\s+['"]?(?P<secret>[^\s'"]+)"#,
+            true,
+        ),
+        // JSON: "password": "VALUE", "auth": "VALUE".
+        rule(
+            "config-secret",
+            &format!(r#""(?:{CREDENTIAL_KEY}|auth)"\s*:\s*"(?P<secret>[^"\\]{{4,}})""#),
+            true,
+        ),
+        // .env / YAML / TOML / ini: KEY=VALUE, key: value.
+        rule(
+            "config-secret",
+            &format!(
+                r#"(?m)(?:^|[^A-Za-z0-9_.-])(?:export\s+)?['"]?{CREDENTIAL_KEY}['"]?\s*(?:=|:|：)\s*(?P<secret>"[^"\n]+"|'[^'\n]+'|[^\s'",;，；。]+)"#
+            ),
+            true,
+        ),
+        // "the password is X", "密碼是 X", "口令为 X".
+        rule(
+            "password-statement",
+            r#"(?i)(?:password|passphrase|passcode|pin code|密碼|密码|口令|通關密語)\s*(?:is|was|=|:|：|是|為|为|設為|设为|改成|改為|改为|換成|换成)\s*[「"'“]?(?P<secret>[^\s，。,;；」"'”]+)"#,
+            true,
+        ),
+        // Kubernetes Secret data and kubeconfig keys: long base64 values.
+        rule(
+            "kubernetes-secret-data",
+            r"(?m)^\s*(?:client-key-data|client-certificate-data|token|password|[A-Za-z0-9_.-]*(?:key|secret|password|token)[A-Za-z0-9_.-]*)\s*:\s*(?P<secret>[A-Za-z0-9+/]{16,}={0,2})\s*$",
+            false,
+        ),
+    ]
+});
+
+fn own_findings(text: &str, out: &mut Vec<Finding>) {
+    for rule in OWN.iter() {
+        for caps in rule.regex.captures_iter(text) {
+            let Some(secret) = caps.name("secret") else {
+                continue;
+            };
+            let raw = secret.as_str();
+            let value = raw.trim_matches(|c: char| "'\"".contains(c));
+            if is_placeholder(value) || is_code(value) {
+                continue;
+            }
+            if rule.credential_check && !looks_like_credential(value) {
+                continue;
+            }
+            // Keep the quotes: only what is between them is the secret.
+            let offset = raw.find(value).unwrap_or(0);
+            let start = secret.start() + offset;
+            let whole = caps.get(0).expect("group 0");
+            out.push(Finding {
+                start,
+                end: start + value.len(),
+                kind: rule.kind.to_owned(),
+                matched: (whole.start(), whole.end()),
+            });
+        }
+    }
+}
+
+fn luhn(digits: &[u8]) -> bool {
+    let sum: u32 = digits
+        .iter()
+        .rev()
+        .enumerate()
+        .map(|(i, &d)| {
+            let d = u32::from(d);
+            if i % 2 == 1 {
+                let d2 = d * 2;
+                if d2 > 9 { d2 - 9 } else { d2 }
+            } else {
+                d
+            }
+        })
+        .sum();
+    sum.is_multiple_of(10)
+}
+
+/// Taiwan national ID (and the new resident certificate): a letter, 1/2
+/// (or 8/9), eight digits, weighted check.
+fn tw_id_valid(id: &str) -> bool {
+    const LETTERS: &str = "ABCDEFGHJKLMNPQRSTUVXYWZIO";
+    let b = id.as_bytes();
+    let Some(p) = LETTERS.find(b[0] as char) else {
+        return false;
+    };
+    let code = p as u32 + 10;
+    let mut sum = code / 10 + (code % 10) * 9;
+    for (i, &d) in b[1..9].iter().enumerate() {
+        sum += u32::from(d - b'0') * (8 - i as u32);
+    }
+    sum += u32::from(b[9] - b'0');
+    sum.is_multiple_of(10)
+}
+
+/// Mainland resident ID: 17 digits and an ISO 7064 MOD 11-2 check character,
+/// with a plausible birth date.
+fn cn_id_valid(id: &str) -> bool {
+    const WEIGHTS: [u32; 17] = [7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2];
+    const CHECK: &[u8; 11] = b"10X98765432";
+    let b = id.as_bytes();
+    let sum: u32 = b[..17]
+        .iter()
+        .zip(WEIGHTS)
+        .map(|(&d, w)| u32::from(d - b'0') * w)
+        .sum();
+    let year: u32 = id[6..10].parse().unwrap_or(0);
+    let month: u32 = id[10..12].parse().unwrap_or(0);
+    let day: u32 = id[12..14].parse().unwrap_or(0);
+    CHECK[(sum % 11) as usize] == b[17].to_ascii_uppercase()
+        && (1900..=2100).contains(&year)
+        && (1..=12).contains(&month)
+        && (1..=31).contains(&day)
+}
+
+fn personal_findings(text: &str, policy: PersonalData, out: &mut Vec<Finding>) {
+    static CARD: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"\b(?:\d[ -]?){12,18}\d\b").expect("card regex"));
+    static TW_ID: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"\b[A-Z][1289]\d{8}\b").expect("tw id regex"));
+    static CN_ID: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"(?:^|[^0-9])(?P<id>\d{17}[0-9Xx])(?:$|[^0-9A-Za-z])").expect("cn id regex")
+    });
+    static EMAIL: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"\b[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}\b").expect("email regex")
+    });
+    static PHONE: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"(?:\+\d{1,3}[ -]?)?(?:\b1[3-9]\d{9}\b|\b09\d{2}[ -]?\d{3}[ -]?\d{3}\b|\(\d{2,4}\)\s?\d{3,4}[ -]?\d{4})")
+            .expect("phone regex")
+    });
+    if policy.payment_cards {
+        for m in CARD.find_iter(text) {
+            let digits: Vec<u8> = m
+                .as_str()
+                .bytes()
+                .filter(u8::is_ascii_digit)
+                .map(|d| d - b'0')
+                .collect();
+            let issuer = matches!(digits.first(), Some(2..=6));
+            if (13..=19).contains(&digits.len()) && issuer && luhn(&digits) {
+                out.push(Finding {
+                    start: m.start(),
+                    end: m.end(),
+                    kind: "payment-card".into(),
+                    matched: (m.start(), m.end()),
+                });
+            }
+        }
+    }
+    if policy.national_ids {
+        for m in TW_ID.find_iter(text) {
+            if tw_id_valid(m.as_str()) {
+                out.push(Finding {
+                    start: m.start(),
+                    end: m.end(),
+                    kind: "national-id".into(),
+                    matched: (m.start(), m.end()),
+                });
+            }
+        }
+        for caps in CN_ID.captures_iter(text) {
+            let m = caps.name("id").expect("id group");
+            if cn_id_valid(m.as_str()) {
+                out.push(Finding {
+                    start: m.start(),
+                    end: m.end(),
+                    kind: "national-id".into(),
+                    matched: (m.start(), m.end()),
+                });
+            }
+        }
+    }
+    if policy.emails {
+        for m in EMAIL.find_iter(text) {
+            out.push(Finding {
+                start: m.start(),
+                end: m.end(),
+                kind: "email".into(),
+                matched: (m.start(), m.end()),
+            });
+        }
+    }
+    if policy.phones {
+        for m in PHONE.find_iter(text) {
+            out.push(Finding {
+                start: m.start(),
+                end: m.end(),
+                kind: "phone".into(),
+                matched: (m.start(), m.end()),
+            });
+        }
+    }
+}
+
+/// Every secret and (by `policy`) personal datum in `text`, merged: where
+/// findings overlap, one span covers them, named by the most specific rule
+/// (a provider's rule before our generic shapes before gitleaks' generic).
+pub fn find(text: &str, policy: PersonalData) -> Vec<Finding> {
+    let mut all = Vec::new();
+    catalogue_findings(text, &mut all);
+    own_findings(text, &mut all);
+    personal_findings(text, policy, &mut all);
+    let rank = |kind: &str| match kind {
+        "generic-api-key" => 2,
+        k if OWN.iter().any(|r| r.kind == k) => 1,
+        _ => 0,
+    };
+    all.sort_by_key(|f| (f.start, rank(&f.kind), std::cmp::Reverse(f.end)));
+    let mut merged: Vec<Finding> = Vec::new();
+    for f in all {
+        match merged.last_mut() {
+            Some(last) if f.start < last.end => {
+                if f.end > last.end {
+                    last.end = f.end;
+                }
+                last.matched = (
+                    last.matched.0.min(f.matched.0),
+                    last.matched.1.max(f.matched.1),
+                );
+                if rank(&f.kind) < rank(&last.kind) {
+                    last.kind = f.kind;
+                }
+            }
+            _ => merged.push(f),
+        }
+    }
+    merged
+}
