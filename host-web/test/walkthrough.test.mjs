@@ -127,12 +127,12 @@ async function walkthrough() {
   assert.deepEqual(await opfsFilesContaining(page, STORE, "s3cr3t"), []);
 
   // derive_lesson: the secret leaves every OPFS file; the lesson stays.
-  const secret = (await memorize("資料庫密碼是 pg_admin_123，記得定期更換")).atom_id;
-  assert.notDeepEqual(await opfsFilesContaining(page, STORE, "pg_admin_123"), []);
+  const secret = (await memorize("資料庫密碼是 女兒生日加貓名，記得定期更換")).atom_id;
+  assert.notDeepEqual(await opfsFilesContaining(page, STORE, "女兒生日加貓名"), []);
   const g = await govern(secret, "derive_lesson", "內容含明文資料庫密碼，必須清除", "不要在記憶中儲存資料庫密碼和連線串，使用環境變數");
   assert.equal(g.effect, "applied");
   const lesson = g.lesson_atom_id;
-  assert.deepEqual(await opfsFilesContaining(page, STORE, "pg_admin_123"), []);
+  assert.deepEqual(await opfsFilesContaining(page, STORE, "女兒生日加貓名"), []);
   const ofLesson = await call(page, "history", { atom_id: lesson });
   assert.deepEqual(ofLesson.relations.related_lessons, [secret]);
   assert.deepEqual(ofLesson.exposure_history, []);

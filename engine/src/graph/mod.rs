@@ -27,7 +27,7 @@ use std::sync::LazyLock;
 use serde::{Deserialize, Serialize};
 
 static REDACTION: LazyLock<regex::Regex> =
-    LazyLock::new(|| regex::Regex::new(r"\[REDACTED:[a-z_]+\]").expect("marker pattern"));
+    LazyLock::new(|| regex::Regex::new(r"\[REDACTED:[a-z0-9_-]+\]").expect("marker pattern"));
 
 /// What an entity is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -247,6 +247,8 @@ mod tests {
     #[test]
     fn redaction_markers_are_not_entities() {
         let found = names("staging 連線字串 [REDACTED:connection_string] on Redis");
+        assert_eq!(found, [("Redis".into(), EntityType::Technology)]);
+        let found = names("token [REDACTED:github-pat] and [REDACTED:generic-api-key] on Redis");
         assert_eq!(found, [("Redis".into(), EntityType::Technology)]);
     }
 

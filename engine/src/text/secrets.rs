@@ -176,8 +176,9 @@ pub fn is_placeholder(value: &str) -> bool {
                 \$\{[^}]*\}? | \$[a-z_][a-z0-9_]* | \$\(.*\)? | %[a-z_]+%
               | <[^>]*>? | \{\{.*(?:\}\})? | \[[a-z_ -]+\]
               | .*(?:xxxx|\*\*\*\*|••••|\.\.\.\.|0000000000).*
-              | (?:your|my|the)[-_ ]?.* | .*(?:example|placeholder|changeme|change[-_]me|redacted|dummy|sample|fake|foobar|lorem).*
-              | (?:password|secret|token|passw0rd|test|todo|tbd|none|null|nil|undefined|true|false|empty)
+              | your.* | my[-_].* | <.* | .*(?:placeholder|changeme|change[-_]me|redacted|dummy|lorem[-_ ]?ipsum).*
+              | (?:password|secret|token|passw0rd|test|todo|tbd|none|null|nil|undefined|true|false|empty|example|sample)
+              | .*[A-Z0-9]EXAMPLE(?:KEY)?
             )$"#,
         )
         .expect("placeholder regex")
@@ -189,7 +190,19 @@ pub fn is_placeholder(value: &str) -> bool {
 /// Whether a value looks like code rather than a credential:
 /// `lexer.next_token();`, `os.getenv("X")`, `process.env.TOKEN`.
 fn is_code(value: &str) -> bool {
+    static WORDS: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"^[a-z]+(?:[-_.][a-z]+)+$").expect("identifier regex"));
     value.contains('(')
+        || value.starts_with('/')
+        || value.starts_with("~/")
+        || value.starts_with("./")
+        || value.starts_with("../")
+        || value.starts_with("http://")
+        || value.starts_with("https://")
+        || value.starts_with('!')
+        || value.starts_with('&')
+        || value.starts_with('*')
+        || WORDS.is_match(value)
         || value.ends_with(';')
         || value.starts_with("process.env")
         || value.starts_with("os.environ")
@@ -359,7 +372,7 @@ static OWN: LazyLock<Vec<OwnRule>> = LazyLock::new(|| {
         // A password inside a URL: scheme://user:PASSWORD@host.
         rule(
             "url-password",
-            r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@]+:(?P<secret>[^\s@/]+)@[^\s/]",
+            r"(?:^|[^A-Za-z0-9+.-])[a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@]+:(?P<secret>[^\s/]*[^\s/@])@[A-Za-z0-9._-]+",
             false,
         ),
         // HTTP Basic and Bearer credentials in a header.
@@ -370,8 +383,8 @@ static OWN: LazyLock<Vec<OwnRule>> = LazyLock::new(|| {
         ),
         rule(
             "http-bearer-token",
-            r"(?i)\bauthorization\s*:\s*bearer\s+(?P<secret>[A-Za-z0-9._~+/=-]{16,})",
-            false,
+            r"(?i)\bbearer\s+(?P<secret>[A-Za-z0-9._~+/=-]{12,})",
+            true,
         ),
         // curl -u user:password, --user user:password.
         rule(
@@ -410,6 +423,40 @@ static OWN: LazyLock<Vec<OwnRule>> = LazyLock::new(|| {
             r#"(?i)(?:password|passphrase|passcode|pin code|密碼|密码|口令|通關密語)\s*(?:is|was|=|:|：|是|為|为|設為|设为|改成|改為|改为|換成|换成)\s*[「"'“]?(?P<secret>[^\s，。,;；」"'”]+)"#,
             true,
         ),
+        // A vendor prefix and a long random body (the "identifiable token"
+        // design many providers use: vci_…, cfut_…, shpss_…).
+        rule(
+            "prefixed-token",
+            r"\b(?P<secret>[a-z]{2,10}_(?:[a-z]{2,10}_)?[A-Za-z0-9]{30,})\b",
+            false,
+        ),
+        // Formats documented by their providers that gitleaks ties to a
+        // keyword: Discord bot tokens, Mailchimp API keys, Telegram bot tokens.
+        rule(
+            "discord-bot-token",
+            r"\b(?P<secret>[MNO][A-Za-z0-9]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40})",
+            false,
+        ),
+        rule(
+            "tailscale-key",
+            r"\b(?P<secret>tskey-[a-z]+-[A-Za-z0-9]{6,}-[A-Za-z0-9]{16,})",
+            false,
+        ),
+        rule(
+            "slack-webhook-url",
+            r"hooks\.slack\.com/(?:services|workflows|triggers)/(?P<secret>T[A-Z0-9]+/[AB][A-Z0-9]+/[A-Za-z0-9]+)",
+            false,
+        ),
+        rule(
+            "mailchimp-api-key",
+            r"\b(?P<secret>[0-9a-f]{32}-us[0-9]{1,2})\b",
+            false,
+        ),
+        rule(
+            "telegram-bot-token",
+            r"\b(?P<secret>[0-9]{8,10}:AA[A-Za-z0-9_-]{33})(?:[^A-Za-z0-9_-]|$)",
+            false,
+        ),
         // Kubernetes Secret data and kubeconfig keys: long base64 values.
         rule(
             "kubernetes-secret-data",
@@ -418,6 +465,16 @@ static OWN: LazyLock<Vec<OwnRule>> = LazyLock::new(|| {
         ),
     ]
 });
+
+/// A token body that is random, not a word or an identifier: upper and
+/// lower case and digits, and high entropy.
+fn random_body(value: &str) -> bool {
+    let body = value.rsplit('_').next().unwrap_or(value);
+    body.bytes().any(|b| b.is_ascii_uppercase())
+        && body.bytes().any(|b| b.is_ascii_lowercase())
+        && body.bytes().any(|b| b.is_ascii_digit())
+        && entropy(body.as_bytes()) >= 4.0
+}
 
 fn own_findings(text: &str, out: &mut Vec<Finding>) {
     for rule in OWN.iter() {
@@ -431,6 +488,9 @@ fn own_findings(text: &str, out: &mut Vec<Finding>) {
                 continue;
             }
             if rule.credential_check && !looks_like_credential(value) {
+                continue;
+            }
+            if rule.kind == "prefixed-token" && !random_body(value) {
                 continue;
             }
             // Keep the quotes: only what is between them is the secret.

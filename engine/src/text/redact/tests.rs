@@ -60,6 +60,10 @@ fn formats_the_old_rules_missed() {
             "YWRtaW46czNjcjN0UGFzc3dvcmQ=",
         ),
         (
+            "use Bearer abcdefghijklmnop1234 for the API",
+            "abcdefghijklmnop1234",
+        ),
+        (
             "curl -u deploy:Tr0ub4dor3x https://ci.internal/api",
             "Tr0ub4dor3x",
         ),
