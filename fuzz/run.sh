@@ -53,7 +53,7 @@ for t in "${targets[@]}"; do
       -max_total_time="$secs" -rss_limit_mb=4096 -print_final_stats=1 >"$log" 2>&1; then
     status=1
   fi
-  runs="$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)"
+  runs="$(grep -o "stat::number_of_executed_units: *[0-9]*" "$log" | grep -o "[0-9]*$" | tail -1 || true)"
   echo "$t: ${runs:-?} executions in ${secs}s"
   for crash in artifacts/"$t"/*; do
     [ -e "$crash" ] || continue

@@ -263,8 +263,18 @@ fn atom_view(v: ops::AtomView) -> wit::AtomView {
 
 impl StoreResource {
     fn with<T>(&self, f: impl FnOnce(&mut Memory<FsBackend>) -> crate::Result<T>) -> WitResult<T> {
+        // What an earlier call redacted is not this call's to report.
+        let _ = crate::text::take_redactions();
         f(&mut self.memory.borrow_mut()).map_err(error)
     }
+}
+
+/// What the call that just ran redacted, for its result.
+fn redactions() -> Vec<wit::Redaction> {
+    crate::text::take_redactions()
+        .into_iter()
+        .map(|(kind, count)| wit::Redaction { kind, count })
+        .collect()
 }
 
 impl GuestStore for StoreResource {
@@ -303,6 +313,7 @@ impl GuestStore for StoreResource {
             effect: r.effect.into(),
             reason: r.reason,
             deduped_with: r.deduped_with.map(id),
+            redactions: redactions(),
         })
     }
 
@@ -368,6 +379,7 @@ impl GuestStore for StoreResource {
             target_atom: r.target_atom,
             new_atom_id: r.new_atom_id.map(id),
             reason: r.reason,
+            redactions: redactions(),
         })
     }
 
@@ -386,6 +398,7 @@ impl GuestStore for StoreResource {
             target_atom: r.target_atom,
             lesson_atom_id: r.lesson_atom_id.map(id),
             reason: r.reason,
+            redactions: redactions(),
         })
     }
 
@@ -400,6 +413,7 @@ impl GuestStore for StoreResource {
             atom_id: r.atom_id.map(id),
             effect: r.effect.into(),
             reason: r.reason,
+            redactions: redactions(),
         })
     }
 
@@ -499,6 +513,7 @@ impl GuestStore for StoreResource {
             triples_added: r.triples_added,
             rejected_lines: r.rejected_lines,
             reason: r.reason,
+            redactions: redactions(),
         })
     }
 
@@ -619,6 +634,7 @@ impl GuestStore for StoreResource {
                 })
                 .collect(),
             reason: r.reason,
+            redactions: redactions(),
         })
     }
 }

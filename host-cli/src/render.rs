@@ -14,28 +14,56 @@ pub fn effect_line(effect: Effect, id: Option<&str>, reason: Option<&str>) -> St
 }
 
 pub fn memorize(r: &api::MemorizeResult) -> String {
-    effect_line(r.effect, r.atom_id.as_deref(), r.reason.as_deref())
+    effect_line(r.effect, r.atom_id.as_deref(), r.reason.as_deref()) + &redacted(&r.redactions)
 }
 
 pub fn handoff(r: &api::HandoffResult) -> String {
-    effect_line(r.effect, r.atom_id.as_deref(), r.reason.as_deref())
+    effect_line(r.effect, r.atom_id.as_deref(), r.reason.as_deref()) + &redacted(&r.redactions)
 }
 
 pub fn correct(r: &api::CorrectResult) -> String {
-    match &r.new_atom_id {
+    let line = match &r.new_atom_id {
         Some(new) => format!("applied: {} superseded by {new}", r.target_atom),
         None => effect_line(r.effect, Some(&r.target_atom), r.reason.as_deref()),
-    }
+    };
+    line + &redacted(&r.redactions)
 }
 
 pub fn govern(r: &api::GovernResult) -> String {
-    match &r.lesson_atom_id {
+    let line = match &r.lesson_atom_id {
         Some(lesson) => format!(
             "applied: lesson {lesson} derived from {} (sealed)",
             r.target_atom
         ),
         None => effect_line(r.effect, Some(&r.target_atom), r.reason.as_deref()),
+    };
+    line + &redacted(&r.redactions)
+}
+
+/// What was hidden before storing, in plain words (a second line), or "".
+pub fn redacted(redactions: &[api::Redaction]) -> String {
+    if redactions.is_empty() {
+        return String::new();
     }
+    let what: Vec<String> = redactions
+        .iter()
+        .map(|r| {
+            let plain = match r.kind.as_str() {
+                "payment-card" => "payment card number",
+                "national-id" => "national ID number",
+                "email" => "e-mail address",
+                "phone" => "phone number",
+                "url-password" => "password in a URL",
+                "private-key" => "private key",
+                "config-secret" | "password-statement" | "cli-flag-secret"
+                | "cli-user-password" => "password or key",
+                "http-basic-auth" | "http-bearer-token" => "HTTP credential",
+                _ => "token or key",
+            };
+            format!("{} {plain} ({})", r.count, r.kind)
+        })
+        .collect();
+    format!("\nhidden before storing: {}", what.join(", "))
 }
 
 pub fn stats(s: &api::StoreStats) -> String {
@@ -72,10 +100,12 @@ pub fn kept_aside(kept: &[api::KeptFile]) -> String {
 pub fn import(r: &api::ImportResult) -> String {
     match &r.reason {
         Some(reason) => format!("rejected: {reason}"),
-        None => format!(
-            "imported: {} atoms added, {} already present, {} edges, {} events",
-            r.atoms_added, r.atoms_skipped, r.edges_added, r.events_added
-        ),
+        None => {
+            format!(
+                "imported: {} atoms added, {} already present, {} edges, {} events",
+                r.atoms_added, r.atoms_skipped, r.edges_added, r.events_added
+            ) + &redacted(&r.redactions)
+        }
     }
 }
 
@@ -284,5 +314,5 @@ pub fn observe(r: &api::ObserveResult) -> String {
             out.push(format!("     {reason}"));
         }
     }
-    out.join("\n")
+    out.join("\n") + &redacted(&r.redactions)
 }

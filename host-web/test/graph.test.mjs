@@ -11,7 +11,7 @@ test("observe, entities, neighbourhood, path, relate, graph view and recall with
   const page = await openPage(env.context, env.server.url, "?store=graph&workspace=acme&repository=shop&branch=main");
 
   const observed = await call(page, "observe", { turn: "我叫李小明，我喜歡用 TypeScript" });
-  assert.deepEqual(Object.keys(observed).sort(), ["candidates", "mode", "threshold"]);
+  assert.deepEqual(Object.keys(observed).sort(), ["candidates", "mode", "redactions", "threshold"]);
   assert.equal(observed.mode, "standard");
   assert.equal(observed.threshold, 0.65);
   assert.deepEqual(

@@ -501,8 +501,8 @@ impl<B: Backend> Memory<B> {
                 "relation must be 1-{MAX_RELATION_BYTES} letters, digits or underscores"
             )));
         }
-        let source = crate::text::redact::redact(req.source.trim()).text;
-        let target = crate::text::redact::redact(req.target.trim()).text;
+        let source = crate::text::redact_noted(req.source.trim()).text;
+        let target = crate::text::redact_noted(req.target.trim()).text;
         let content = format!("{source} {relation} {target}");
         let source_label = req.by.clone().unwrap_or_else(|| "graph".into());
         let memorized = self.write_new_atom_with(

@@ -90,7 +90,7 @@ impl<B: Backend> Memory<B> {
         result.excluded = analysis.excluded;
         for candidate in analysis.candidates {
             let mut out = Captured {
-                content: crate::text::redact::redact(&candidate.content).text,
+                content: crate::text::redact_noted(&candidate.content).text,
                 signal: candidate.signal,
                 confidence: candidate.confidence,
                 captured: false,

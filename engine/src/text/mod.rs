@@ -5,6 +5,36 @@ pub mod infer;
 pub mod redact;
 pub mod secrets;
 
+thread_local! {
+    /// What the current call redacted, per kind (see [`take_redactions`]).
+    static REDACTED: std::cell::RefCell<Vec<(String, u32)>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Redacts `text` and notes what was replaced for the current call's result.
+pub fn redact_noted(text: &str) -> redact::Redacted {
+    let redacted = redact::redact(text);
+    note(&redacted.counts);
+    redacted
+}
+
+fn note(counts: &[(String, u32)]) {
+    REDACTED.with(|r| {
+        let mut all = r.borrow_mut();
+        for (kind, n) in counts {
+            match all.iter_mut().find(|(k, _)| k == kind) {
+                Some((_, total)) => *total += n,
+                None => all.push((kind.clone(), *n)),
+            }
+        }
+    });
+}
+
+/// What was redacted since this was last called (each operation starts by
+/// calling it, and its result reports what it returns at the end).
+pub fn take_redactions() -> Vec<(String, u32)> {
+    REDACTED.with(|r| std::mem::take(&mut *r.borrow_mut()))
+}
+
 /// Trimmed, with every run of whitespace folded to one space: the form two
 /// contents are compared in for exact dedup.
 pub fn normalize(content: &str) -> String {
@@ -29,6 +59,7 @@ pub fn admit(content: &str, max_bytes: usize, what: &str) -> Result<String, Stri
             redacted.kinds().join(", ")
         ));
     }
+    note(&redacted.counts);
     Ok(redacted.text)
 }
 
@@ -59,5 +90,19 @@ mod tests {
                 .contains("secret")
         );
         assert_eq!(admit("  keep me  ", 8192, "content").unwrap(), "keep me");
+    }
+
+    #[test]
+    fn what_was_redacted_is_noted_for_the_call() {
+        let _ = take_redactions();
+        admit(
+            "a=1 token=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",
+            8192,
+            "content",
+        )
+        .unwrap();
+        redact_noted("and ghp_Xk9wPw5k4aXcaT4fNP0UcnZwJUVFk6LO0pIQ");
+        assert_eq!(take_redactions(), [("github-pat".to_owned(), 2)]);
+        assert!(take_redactions().is_empty());
     }
 }

@@ -102,12 +102,29 @@ fn seed_walkthrough_with_json() {
         "user",
         "專案用 PostgreSQL 16 做主資料庫，不用 MongoDB",
     ]);
-    assert_eq!(keys(&m), ["atom_id", "effect"]);
+    assert_eq!(keys(&m), ["atom_id", "effect", "redactions"]);
     assert_eq!(m["effect"], "applied");
+    assert_eq!(m["redactions"], serde_json::json!([]));
     let pg16 = s(&m, "atom_id").to_owned();
 
+    // What was hidden is named, per kind; the label stays.
+    let red = cli.ok(&[
+        "memorize",
+        "staging DB_PASSWORD=Pg4dm1n!2024，卡號 4111 1111 1111 1111",
+    ]);
+    assert_eq!(
+        red["redactions"],
+        serde_json::json!([
+            {"kind": "config-secret", "count": 1},
+            {"kind": "payment-card", "count": 1}
+        ])
+    );
+
     let d = cli.ok(&["memorize", "專案用 PostgreSQL 16 做主資料庫，不用 MongoDB"]);
-    assert_eq!(keys(&d), ["atom_id", "deduped_with", "effect", "reason"]);
+    assert_eq!(
+        keys(&d),
+        ["atom_id", "deduped_with", "effect", "reason", "redactions"]
+    );
     assert_eq!(
         (d["effect"].as_str(), s(&d, "deduped_with")),
         (Some("no_op"), pg16.as_str())
@@ -146,12 +163,18 @@ fn seed_walkthrough_with_json() {
         "--new-content",
         "專案用 PostgreSQL 17 做主資料庫",
     ]);
-    assert_eq!(keys(&c), ["effect", "new_atom_id", "target_atom"]);
+    assert_eq!(
+        keys(&c),
+        ["effect", "new_atom_id", "redactions", "target_atom"]
+    );
     let pg17 = s(&c, "new_atom_id").to_owned();
 
     let (rej, code) = cli.json(&["correct", &pg16, "negate", "--reason", "superseded already"]);
     assert_eq!(code, 3);
-    assert_eq!(keys(&rej), ["effect", "reason", "target_atom"]);
+    assert_eq!(
+        keys(&rej),
+        ["effect", "reason", "redactions", "target_atom"]
+    );
     assert_eq!(rej["effect"], "rejected");
 
     let h = cli.ok(&["history", &pg17]);
@@ -235,7 +258,10 @@ fn seed_walkthrough_with_json() {
         "--lesson-content",
         "不要在記憶中儲存資料庫密碼和連線串，使用環境變數",
     ]);
-    assert_eq!(keys(&g), ["effect", "lesson_atom_id", "target_atom"]);
+    assert_eq!(
+        keys(&g),
+        ["effect", "lesson_atom_id", "redactions", "target_atom"]
+    );
     assert!(files_containing(cli.store.path(), "女兒生日加貓名").is_empty());
     let sealed = cli.ok(&["history", &secret]);
     assert_eq!(
@@ -258,7 +284,7 @@ fn seed_walkthrough_with_json() {
         "handoff",
         "修復了 login.py 的空指標問題；下一步：補整合測試",
     ]);
-    assert_eq!(keys(&ho), ["atom_id", "effect"]);
+    assert_eq!(keys(&ho), ["atom_id", "effect", "redactions"]);
     let brief = cli.ok(&["brief"]);
     assert!(s(&brief, "text").contains("login.py"));
 
@@ -496,7 +522,10 @@ fn graph_commands_print_the_documented_shapes() {
 fn observe_and_the_prompt_hook() {
     let cli = Cli::new();
     let o = cli.ok(&["observe", "我叫張三，以後請用中文回覆"]);
-    assert_eq!(keys(&o), ["candidates", "excluded", "mode", "threshold"]);
+    assert_eq!(
+        keys(&o),
+        ["candidates", "excluded", "mode", "redactions", "threshold"]
+    );
     assert_eq!(
         (o["mode"].as_str(), o["threshold"].as_f64(), &o["excluded"]),
         (Some("standard"), Some(0.65), &Value::Null)
