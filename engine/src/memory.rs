@@ -307,7 +307,13 @@ impl<B: Backend> Memory<B> {
     pub(crate) fn new_id(&mut self, now: Timestamp) -> AtomId {
         let random = self.env.random() & ((1u128 << 80) - 1);
         let candidate = ((now.0.max(0) as u128) << 80) | random;
-        let id = candidate.max(self.last_id + 1);
+        let mut id = candidate.max(self.last_id + 1);
+        // A clock set back or a repeated random draw must never reuse an
+        // atom's id: a new memory would overwrite it (fuzzing found a sealed
+        // atom regaining content this way with a fixed clock).
+        while self.state.atoms.contains_key(&AtomId(id)) {
+            id += 1;
+        }
         self.last_id = id;
         AtomId(id)
     }
