@@ -308,7 +308,7 @@ fn seed_walkthrough_with_json() {
     );
     assert_eq!(
         (st["atoms"].as_u64(), st["edges"].as_u64()),
-        (Some(9), Some(3))
+        (Some(10), Some(3))
     );
 
     let hook = cli.raw(&["hook", "session-start"]);
