@@ -292,6 +292,14 @@ impl GuestStore for StoreResource {
                 .map_or(defaults.brief_budget_chars, |b| b as usize),
             model_dir: config.model_dir.map(Into::into),
             salvage: config.salvage.unwrap_or(false),
+            personal_data: config.personal_data.map_or(defaults.personal_data, |p| {
+                crate::text::secrets::PersonalData {
+                    payment_cards: p.payment_cards,
+                    national_ids: p.national_ids,
+                    emails: p.emails,
+                    phones: p.phones,
+                }
+            }),
             ..defaults
         };
         let backend = FsBackend::new(&dir).map_err(|e| wit::Error::Io(format!("{dir}: {e}")))?;

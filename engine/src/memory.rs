@@ -76,6 +76,8 @@ pub struct Config {
     /// Open a damaged store on purpose: what cannot be read is kept aside
     /// in `kept-*.hmg` files and the rest loads (docs/format.md).
     pub salvage: bool,
+    /// Which personal data redaction hides.
+    pub personal_data: crate::text::secrets::PersonalData,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -104,6 +106,7 @@ impl Default for Config {
             model_dir: None,
             signals: Signals::default(),
             salvage: false,
+            personal_data: crate::text::secrets::PersonalData::default(),
         }
     }
 }
@@ -178,6 +181,7 @@ impl<B: Backend> Memory<B> {
 
     /// Catches up with other processes; every operation starts here.
     pub(crate) fn refresh(&mut self) -> Result<()> {
+        crate::text::set_policy(self.config.personal_data);
         if self.stale {
             self.state = self.log.reload()?;
             self.notices.extend(self.log.take_notices());

@@ -87,6 +87,57 @@ pub fn tenant(store: &Path) -> anyhow::Result<String> {
         .unwrap_or_else(|| "local".to_owned()))
 }
 
+/// The personal-data policy of a store's `config.json`
+/// (`"personal_data": {"emails": true, …}`; kinds left out keep their
+/// defaults); `None` when the file or the field is absent.
+pub fn personal_data(store: &Path) -> anyhow::Result<Option<crate::api::PersonalDataPolicy>> {
+    use anyhow::bail;
+    let Some(value) = config_field(&store.join("config.json"), "personal_data")? else {
+        return Ok(None);
+    };
+    let mut policy = crate::api::PersonalDataPolicy {
+        payment_cards: true,
+        national_ids: true,
+        emails: false,
+        phones: false,
+    };
+    let Some(fields) = value.as_object() else {
+        bail!("config.json: `personal_data` must be an object such as {{\"emails\": true}}");
+    };
+    for (key, v) in fields {
+        let Some(on) = v.as_bool() else {
+            bail!("config.json: `personal_data.{key}` must be true or false");
+        };
+        match key.as_str() {
+            "payment_cards" => policy.payment_cards = on,
+            "national_ids" => policy.national_ids = on,
+            "emails" => policy.emails = on,
+            "phones" => policy.phones = on,
+            other => bail!(
+                "config.json: unknown `personal_data.{other}` (payment_cards, national_ids, emails, phones)"
+            ),
+        }
+    }
+    Ok(Some(policy))
+}
+
+/// One top-level field of a `config.json`; `None` when the file or the field
+/// is absent.
+fn config_field(path: &Path, field: &str) -> anyhow::Result<Option<serde_json::Value>> {
+    use anyhow::{Context, bail};
+    let text = match fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+    };
+    let value: serde_json::Value = serde_json::from_str(&text)
+        .with_context(|| format!("{} is not valid JSON", path.display()))?;
+    let Some(object) = value.as_object() else {
+        bail!("{} must hold a JSON object", path.display());
+    };
+    Ok(object.get(field).cloned())
+}
+
 /// `tenant_id` of a store's `config.json`; `None` when the file or the field
 /// is absent.
 fn config_tenant(path: &Path) -> anyhow::Result<Option<String>> {
@@ -242,6 +293,27 @@ pub fn infer_scope(cwd: &Path, tenant: String) -> Scope {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_personal_data_policy_comes_from_config() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(personal_data(dir.path()).unwrap().is_none());
+        fs::write(
+            dir.path().join("config.json"),
+            r#"{"personal_data": {"emails": true}}"#,
+        )
+        .unwrap();
+        let p = personal_data(dir.path()).unwrap().unwrap();
+        assert!(p.payment_cards && p.national_ids && p.emails && !p.phones);
+        for bad in [
+            r#"{"personal_data": {"faxes": true}}"#,
+            r#"{"personal_data": {"emails": 1}}"#,
+            r#"{"personal_data": true}"#,
+        ] {
+            fs::write(dir.path().join("config.json"), bad).unwrap();
+            assert!(personal_data(dir.path()).is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn a_malformed_config_is_an_error_not_another_tenant() {

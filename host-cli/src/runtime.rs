@@ -184,6 +184,7 @@ pub fn open_session(options: &SessionOptions) -> Result<Session> {
             model.as_deref(),
             &api::StoreConfig {
                 salvage: options.salvage.then_some(true),
+                personal_data: locate::personal_data(&store)?,
                 ..api::StoreConfig::default()
             },
             scope,

@@ -210,6 +210,29 @@ mod tests {
     }
 
     #[test]
+    fn personal_data_follows_the_store_policy() {
+        let mut h = Harness::new();
+        let id = h.id("聯絡 alice@example.org，卡號 4111 1111 1111 1111");
+        let content = h.memory.state().atom(id).unwrap().content.clone();
+        assert_eq!(
+            content,
+            "聯絡 alice@example.org，卡號 [REDACTED:payment-card]"
+        );
+        let config = crate::memory::Config {
+            personal_data: crate::text::secrets::PersonalData {
+                emails: true,
+                payment_cards: false,
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let mut h = Harness::with(crate::log::backend::MemBackend::new(), config);
+        let id = h.id("聯絡 alice@example.org，卡號 4111 1111 1111 1111");
+        let content = h.memory.state().atom(id).unwrap().content.clone();
+        assert_eq!(content, "聯絡 [REDACTED:email]，卡號 4111 1111 1111 1111");
+    }
+
+    #[test]
     fn redaction_happens_before_storage() {
         let mut h = Harness::new();
         let id = h.id("主庫連線 postgres://admin:s3cr3t@db:5432/app，token=abcd1234");

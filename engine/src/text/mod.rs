@@ -10,9 +10,19 @@ thread_local! {
     static REDACTED: std::cell::RefCell<Vec<(String, u32)>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
+thread_local! {
+    /// The open store's personal-data policy (set at the start of each call).
+    static POLICY: std::cell::Cell<secrets::PersonalData> = std::cell::Cell::new(secrets::PersonalData::default());
+}
+
+/// Sets the personal-data policy redaction follows on this thread.
+pub fn set_policy(policy: secrets::PersonalData) {
+    POLICY.with(|p| p.set(policy));
+}
+
 /// Redacts `text` and notes what was replaced for the current call's result.
 pub fn redact_noted(text: &str) -> redact::Redacted {
-    let redacted = redact::redact(text);
+    let redacted = redact::redact_with(text, POLICY.with(std::cell::Cell::get));
     note(&redacted.counts);
     redacted
 }
@@ -52,7 +62,7 @@ pub fn admit(content: &str, max_bytes: usize, what: &str) -> Result<String, Stri
             content.len()
         ));
     }
-    let redacted = redact::redact(content.trim());
+    let redacted = redact::redact_with(content.trim(), POLICY.with(std::cell::Cell::get));
     if redacted.only_secrets || redact::nothing_but_markers(&redacted.text) {
         return Err(format!(
             "{what} is nothing but a secret ({}); nothing would be left to remember",
