@@ -31,6 +31,9 @@ impl MemoryGuest for Component {
 impl Guest for Component {
     fn preload(model_dir: String) -> Result<String, String> {
         let fingerprint = crate::embed::preload(model_dir.as_ref()).map_err(|e| e.to_string())?;
+        // The secret rules too: compiled once here, they are in the snapshot
+        // and no call pays for compiling them.
+        crate::text::secrets::warm();
         // The instance is about to be snapshot: wasi-libc must forget the
         // directory handles it cached, or the restored instance would use
         // handles that belong to this one.
