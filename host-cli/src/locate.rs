@@ -130,23 +130,6 @@ fn config_field(path: &Path, field: &str) -> anyhow::Result<Option<serde_json::V
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
     };
-    let value: serde_json::Value = serde_json::from_str(&text)
-        .with_context(|| format!("{} is not valid JSON", path.display()))?;
-    let Some(object) = value.as_object() else {
-        bail!("{} must hold a JSON object", path.display());
-    };
-    Ok(object.get(field).cloned())
-}
-
-/// `tenant_id` of a store's `config.json`; `None` when the file or the field
-/// is absent.
-fn config_tenant(path: &Path) -> anyhow::Result<Option<String>> {
-    use anyhow::{Context, bail};
-    let text = match fs::read_to_string(path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
-    };
     let value: serde_json::Value = serde_json::from_str(&text).with_context(|| {
         format!(
             "{} is not valid JSON (expected e.g. {{\"tenant_id\": \"alice\"}})",
@@ -156,10 +139,16 @@ fn config_tenant(path: &Path) -> anyhow::Result<Option<String>> {
     let Some(object) = value.as_object() else {
         bail!("{} must hold a JSON object", path.display());
     };
-    match object.get("tenant_id") {
+    Ok(object.get(field).cloned())
+}
+
+/// `tenant_id` of a store's `config.json`; `None` when the file or the field
+/// is absent.
+fn config_tenant(path: &Path) -> anyhow::Result<Option<String>> {
+    match config_field(path, "tenant_id")? {
         None => Ok(None),
-        Some(serde_json::Value::String(t)) if !t.trim().is_empty() => Ok(Some(t.clone())),
-        Some(other) => bail!(
+        Some(serde_json::Value::String(t)) if !t.trim().is_empty() => Ok(Some(t)),
+        Some(other) => anyhow::bail!(
             "{}: `tenant_id` must be a non-empty string, not {other}",
             path.display()
         ),

@@ -30,6 +30,17 @@ fn put<B: Backend>(store: &mut Log<B>, state: &mut State, n: u128) -> Result<()>
     store.commit(state, txn)
 }
 
+/// A fresh in-memory store (compacting after `compact_after` log bytes)
+/// holding atoms 1 to 3.
+fn with_three(compact_after: u64) -> (MemBackend, Log<MemBackend>, State) {
+    let mem = MemBackend::new();
+    let (mut store, mut state, _) = Log::open(mem.clone(), compact_after).unwrap();
+    for n in 1..=3 {
+        put(&mut store, &mut state, n).unwrap();
+    }
+    (mem, store, state)
+}
+
 #[test]
 fn reopen_sees_every_commit() {
     let mem = MemBackend::new();
@@ -165,11 +176,7 @@ fn refused(mem: &MemBackend) -> String {
 
 #[test]
 fn damage_in_the_middle_is_refused_not_dropped() {
-    let mem = MemBackend::new();
-    let (mut store, mut state, _) = Log::open(mem.clone(), u64::MAX).unwrap();
-    for n in 1..=3 {
-        put(&mut store, &mut state, n).unwrap();
-    }
+    let (mem, _, _) = with_three(u64::MAX);
     let before = mem.all_bytes();
     mem.corrupt(&log_name(0), HEADER_LEN as usize + 12);
     let damaged = mem.all_bytes();
@@ -192,11 +199,7 @@ fn damage_in_the_middle_is_refused_not_dropped() {
 
 #[test]
 fn a_whole_last_record_with_a_bad_checksum_is_refused() {
-    let mem = MemBackend::new();
-    let (mut store, mut state, _) = Log::open(mem.clone(), u64::MAX).unwrap();
-    for n in 1..=3 {
-        put(&mut store, &mut state, n).unwrap();
-    }
+    let (mem, _, _) = with_three(u64::MAX);
     let len = mem.len(&log_name(0)).unwrap().unwrap();
     mem.corrupt(&log_name(0), len as usize - 3);
     let msg = refused(&mem);
@@ -208,11 +211,7 @@ fn a_whole_last_record_with_a_bad_checksum_is_refused() {
 
 #[test]
 fn a_missing_snapshot_is_refused_and_its_log_never_deleted() {
-    let mem = MemBackend::new();
-    let (mut store, mut state, _) = Log::open(mem.clone(), u64::MAX).unwrap();
-    for n in 1..=3 {
-        put(&mut store, &mut state, n).unwrap();
-    }
+    let (mem, mut store, mut state) = with_three(u64::MAX);
     store.compact(&state).unwrap();
     for n in 4..=5 {
         put(&mut store, &mut state, n).unwrap();
@@ -241,11 +240,7 @@ fn a_missing_snapshot_is_refused_and_its_log_never_deleted() {
 
 #[test]
 fn reads_need_no_write_access() {
-    let mem = MemBackend::new();
-    let (mut store, mut state, _) = Log::open(mem.clone(), u64::MAX).unwrap();
-    for n in 1..=3 {
-        put(&mut store, &mut state, n).unwrap();
-    }
+    let (mem, _, state) = with_three(u64::MAX);
     let len = mem.len(&log_name(0)).unwrap().unwrap();
     mem.write_at(&log_name(0), len, &[50, 0, 0, 0, 1, 2, 3, 4, 5])
         .unwrap();
@@ -277,11 +272,7 @@ fn reads_need_no_write_access() {
 
 #[test]
 fn a_full_disk_fails_writes_without_effect_and_reads_go_on() {
-    let mem = MemBackend::new();
-    let (mut store, mut state, _) = Log::open(mem.clone(), 400).unwrap();
-    for n in 1..=3 {
-        put(&mut store, &mut state, n).unwrap();
-    }
+    let (mem, mut store, mut state) = with_three(400);
     mem.set_full(true);
     let before = Log::open(mem.clone(), 400).unwrap().1;
     for n in 4..=6 {

@@ -62,6 +62,18 @@ pub struct Finding {
     pub matched: (usize, usize),
 }
 
+impl Finding {
+    /// A finding that is its whole match (personal data: no label).
+    fn whole(m: regex::Match<'_>, kind: &str) -> Finding {
+        Finding {
+            start: m.start(),
+            end: m.end(),
+            kind: kind.to_owned(),
+            matched: (m.start(), m.end()),
+        }
+    }
+}
+
 /// Which personal data to redact (cards and national IDs by default).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PersonalData {
@@ -98,8 +110,45 @@ struct Catalogue {
     /// Rules without keywords: they always run.
     always: Vec<usize>,
     compiled: Vec<OnceLock<Option<BytesRegex>>>,
-    allow_compiled: Vec<OnceLock<Vec<BytesRegex>>>,
-    global: Vec<BytesRegex>,
+    allow: Vec<OnceLock<Vec<CompiledAllow>>>,
+    global: CompiledAllow,
+}
+
+/// An allowlist with its regexes compiled.
+struct CompiledAllow {
+    spec: &'static Allow,
+    regexes: Vec<BytesRegex>,
+}
+
+impl CompiledAllow {
+    fn new(spec: &'static Allow) -> CompiledAllow {
+        CompiledAllow {
+            spec,
+            regexes: spec.regexes.iter().filter_map(|r| bytes_regex(r)).collect(),
+        }
+    }
+
+    /// Whether this allowlist lets a finding through: a regex matches its
+    /// target, or the secret (lower-cased once by the caller) holds a stopword.
+    fn allows<'a>(
+        &self,
+        secret: &'a [u8],
+        lower: &str,
+        matched: &'a [u8],
+        line: &dyn Fn() -> &'a [u8],
+    ) -> bool {
+        let target = match self.spec.target {
+            Target::Secret => secret,
+            Target::Match => matched,
+            Target::Line => line(),
+        };
+        self.regexes.iter().any(|r| r.is_match(target))
+            || self.spec.stopwords.iter().any(|w| lower.contains(w))
+    }
+}
+
+fn compile_allows(rule: &'static Rule) -> Vec<CompiledAllow> {
+    rule.allow.iter().map(CompiledAllow::new).collect()
 }
 
 static CATALOGUE: LazyLock<Catalogue> = LazyLock::new(|| {
@@ -128,12 +177,8 @@ static CATALOGUE: LazyLock<Catalogue> = LazyLock::new(|| {
         keyword_rules,
         always,
         compiled: GITLEAKS_RULES.iter().map(|_| OnceLock::new()).collect(),
-        allow_compiled: GITLEAKS_RULES.iter().map(|_| OnceLock::new()).collect(),
-        global: catalogue::GLOBAL_ALLOW
-            .regexes
-            .iter()
-            .filter_map(|r| bytes_regex(r))
-            .collect(),
+        allow: GITLEAKS_RULES.iter().map(|_| OnceLock::new()).collect(),
+        global: CompiledAllow::new(&catalogue::GLOBAL_ALLOW),
     }
 });
 
@@ -142,6 +187,7 @@ pub fn warm() {
     let c = &*CATALOGUE;
     for (i, rule) in GITLEAKS_RULES.iter().enumerate() {
         c.compiled[i].get_or_init(|| bytes_regex(rule.regex));
+        c.allow[i].get_or_init(|| compile_allows(rule));
     }
     let _ = &*OWN;
 }
@@ -234,25 +280,6 @@ pub fn looks_like_credential(value: &str) -> bool {
         || (v.len() >= 16 && entropy(v.as_bytes()) >= 3.0)
 }
 
-fn allowed_by(
-    allow: &Allow,
-    compiled: &[BytesRegex],
-    secret: &[u8],
-    matched: &[u8],
-    line: &[u8],
-) -> bool {
-    let target = match allow.target {
-        Target::Secret => secret,
-        Target::Match => matched,
-        Target::Line => line,
-    };
-    if compiled.iter().any(|r| r.is_match(target)) {
-        return true;
-    }
-    let lower = String::from_utf8_lossy(secret).to_lowercase();
-    allow.stopwords.iter().any(|w| lower.contains(w))
-}
-
 fn line_of(text: &[u8], start: usize, end: usize) -> &[u8] {
     let from = text[..start]
         .iter()
@@ -292,12 +319,7 @@ fn catalogue_findings(text: &str, out: &mut Vec<Finding>) {
         let Some(regex) = c.compiled[i].get_or_init(|| bytes_regex(rule.regex)) else {
             continue;
         };
-        let allows = c.allow_compiled[i].get_or_init(|| {
-            rule.allow
-                .iter()
-                .flat_map(|a| a.regexes.iter().filter_map(|r| bytes_regex(r)))
-                .collect()
-        });
+        let allows = c.allow[i].get_or_init(|| compile_allows(rule));
         for caps in regex.captures_iter(bytes) {
             let whole = caps.get(0).expect("group 0");
             let secret = if caps.len() > 1 {
@@ -314,28 +336,12 @@ fn catalogue_findings(text: &str, out: &mut Vec<Finding>) {
             if value.is_empty() || (rule.entropy > 0.0 && entropy(value) <= rule.entropy) {
                 continue;
             }
-            let line = line_of(bytes, whole.start(), whole.end());
-            if c.global.iter().any(|r| r.is_match(value))
-                || catalogue::GLOBAL_ALLOW
-                    .stopwords
-                    .iter()
-                    .any(|w| String::from_utf8_lossy(value).to_lowercase().contains(w))
-            {
-                continue;
-            }
-            // Each allowlist's regexes were compiled in order; split them back.
-            let mut at = 0;
-            let mut allowed = false;
-            for allow in rule.allow {
-                let n = allow.regexes.len();
-                let compiled = &allows[at..(at + n).min(allows.len())];
-                at += n;
-                if allowed_by(allow, compiled, value, whole.as_bytes(), line) {
-                    allowed = true;
-                    break;
-                }
-            }
             let value_text = String::from_utf8_lossy(value);
+            let lower = value_text.to_lowercase();
+            let line = || line_of(bytes, whole.start(), whole.end());
+            let allowed = std::iter::once(&c.global)
+                .chain(allows)
+                .any(|a| a.allows(value, &lower, whole.as_bytes(), &line));
             if allowed || is_placeholder(&value_text) {
                 continue;
             }
@@ -587,56 +593,31 @@ fn personal_findings(text: &str, policy: PersonalData, out: &mut Vec<Finding>) {
                 .collect();
             let issuer = matches!(digits.first(), Some(2..=6));
             if (13..=19).contains(&digits.len()) && issuer && luhn(&digits) {
-                out.push(Finding {
-                    start: m.start(),
-                    end: m.end(),
-                    kind: "payment-card".into(),
-                    matched: (m.start(), m.end()),
-                });
+                out.push(Finding::whole(m, "payment-card"));
             }
         }
     }
     if policy.national_ids {
         for m in TW_ID.find_iter(text) {
             if tw_id_valid(m.as_str()) {
-                out.push(Finding {
-                    start: m.start(),
-                    end: m.end(),
-                    kind: "national-id".into(),
-                    matched: (m.start(), m.end()),
-                });
+                out.push(Finding::whole(m, "national-id"));
             }
         }
         for caps in CN_ID.captures_iter(text) {
             let m = caps.name("id").expect("id group");
             if cn_id_valid(m.as_str()) {
-                out.push(Finding {
-                    start: m.start(),
-                    end: m.end(),
-                    kind: "national-id".into(),
-                    matched: (m.start(), m.end()),
-                });
+                out.push(Finding::whole(m, "national-id"));
             }
         }
     }
     if policy.emails {
         for m in EMAIL.find_iter(text) {
-            out.push(Finding {
-                start: m.start(),
-                end: m.end(),
-                kind: "email".into(),
-                matched: (m.start(), m.end()),
-            });
+            out.push(Finding::whole(m, "email"));
         }
     }
     if policy.phones {
         for m in PHONE.find_iter(text) {
-            out.push(Finding {
-                start: m.start(),
-                end: m.end(),
-                kind: "phone".into(),
-                matched: (m.start(), m.end()),
-            });
+            out.push(Finding::whole(m, "phone"));
         }
     }
 }
