@@ -1,8 +1,9 @@
 //! Secret redaction quality (issue 14).
 //!
-//! `benches/data/secrets/secrets.tsv`: credentials in real formats from two
+//! `benches/data/secrets/secrets.tsv`: credentials in real formats from three
 //! independent public test suites (secretlint ng fixtures, MIT; Yelp
-//! detect-secrets plugin tests, Apache-2.0), each raw and inside an English
+//! detect-secrets plugin tests, Apache-2.0; Nosey Parker rule examples,
+//! Apache-2.0), each raw and inside an English
 //! and a Chinese sentence (`build_corpus.py`). `clean.txt`: risky-looking
 //! texts holding no credential. A secret counts as protected when no 20
 //! characters of it (all of it, if shorter) survive redaction; a clean text
@@ -58,6 +59,7 @@ fn main() {
 
     let mut order: HashMap<String, usize> = HashMap::new();
     let mut by_format: [BTreeMap<String, Tally>; 2] = Default::default();
+    let mut by_source: [BTreeMap<String, Tally>; 2] = Default::default();
     let mut misses = Vec::new();
     let mut times = Vec::new();
     for line in SECRETS
@@ -65,7 +67,7 @@ fn main() {
         .filter(|l| !l.starts_with('#') && !l.is_empty())
     {
         let f: Vec<&str> = line.split('\t').collect();
-        let (format, text, secret) = (f[1], unescape(f[2]), unescape(f[3]));
+        let (source, format, text, secret) = (f[0], f[1], unescape(f[2]), unescape(f[3]));
         let n = order.len();
         let index = *order.entry(secret.clone()).or_insert(n);
         let half = index % 2; // 0: tuning (1st, 3rd, … secret), 1: held out
@@ -74,6 +76,9 @@ fn main() {
         times.push(start.elapsed());
         let ok = !leaks(&out, &secret);
         let t = by_format[half].entry(format.to_owned()).or_default();
+        t.rows += 1;
+        t.protected += usize::from(ok);
+        let t = by_source[half].entry(source.to_owned()).or_default();
         t.rows += 1;
         t.protected += usize::from(ok);
         if !ok && half == 0 {
@@ -117,6 +122,31 @@ fn main() {
             clean[half].0
         );
     }
+    for (half, name) in [(0, "tuning half"), (1, "held-out half")] {
+        for (source, t) in &by_source[half] {
+            println!(
+                "  {name}, {source}: {}/{} = {:.1} %",
+                t.protected,
+                t.rows,
+                100.0 * t.protected as f64 / t.rows as f64
+            );
+        }
+    }
+    // Held-out formats the tuning half has no credential of: the rules met
+    // them only through general knowledge, never through a tuning miss.
+    let unseen: Vec<&Tally> = by_format[1]
+        .iter()
+        .filter(|(f, _)| !by_format[0].contains_key(*f))
+        .map(|(_, t)| t)
+        .collect();
+    let (rows, ok) = unseen
+        .iter()
+        .fold((0, 0), |(r, p), t| (r + t.rows, p + t.protected));
+    println!(
+        "  held-out half, {} formats absent from the tuning half: {ok}/{rows} = {:.1} %",
+        unseen.len(),
+        100.0 * ok as f64 / rows.max(1) as f64
+    );
     println!("\n| format | tuning | held out |\n| --- | --- | --- |");
     let formats: std::collections::BTreeSet<&String> =
         by_format.iter().flat_map(|m| m.keys()).collect();

@@ -2,7 +2,9 @@
 // conversation box that captures from a turn, an atom's history with correct
 // and govern actions, an entity's panel, stats in plain words, and the
 // knowledge graph (hubs, facts, entities; drill-down, path finding, type
-// filter). Everything goes through HmgClient.
+// filter). Everything goes through HmgClient. A privacy panel sets which
+// personal data the store hides (the store-config `personal_data` policy),
+// kept in localStorage per store and applied by reopening the store.
 //
 // URL parameters: store, tenant, workspace, repository, branch, model.
 
@@ -14,6 +16,7 @@ import {
   type HistoryResult,
   type ObserveResult,
   type RecallResult,
+  type StoreConfig,
 } from "./client.js";
 import {
   colourOf,
@@ -48,10 +51,30 @@ const scope = {
 };
 // The model the server offers under ./model/ unless `?model=none` (keyword-only) or another URL.
 const modelParam = params.get("model") ?? "./model/";
+const storeName = params.get("store") ?? "default";
+
+// Which personal data this store hides: the engine's defaults (cards and
+// national IDs yes, e-mail and phone no) unless this browser saved a choice.
+type PersonalData = NonNullable<StoreConfig["personal_data"]>;
+const PERSONAL_KINDS = ["payment_cards", "national_ids", "emails", "phones"] as const;
+const privacyKey = `hmg:personal-data:${storeName}`;
+function savedPersonalData(): PersonalData {
+  const policy: PersonalData = { payment_cards: true, national_ids: true, emails: false, phones: false };
+  try {
+    const saved = JSON.parse(localStorage.getItem(privacyKey) ?? "{}");
+    for (const k of PERSONAL_KINDS) if (typeof saved[k] === "boolean") policy[k] = saved[k];
+  } catch {
+    // an unreadable saved choice falls back to the defaults
+  }
+  return policy;
+}
+const personalData = savedPersonalData();
+
 const client = new HmgClient({
-  store: params.get("store") ?? "default",
+  store: storeName,
   scope,
   model: modelParam === "none" ? undefined : modelParam,
+  config: { personal_data: personalData },
 });
 const graph = new MemoryGraph($("graph"));
 let lastQuery = "";
@@ -84,11 +107,24 @@ function status(id: string, effect: string, text: string): void {
   el.classList.toggle("bad", effect === "rejected");
 }
 
-/** What was redacted in stored content, in plain words ("a password", "an API key"…). */
-function redactionNote(content: string): string {
-  const kinds = [...content.matchAll(/\[REDACTED:([a-z0-9_-]+)\]/g)].map((m) => m[1].replaceAll(/[_-]/g, " "));
-  if (kinds.length === 0) return "";
-  return ` Secret${kinds.length > 1 ? "s" : ""} hidden before storing: ${[...new Set(kinds)].join(", ")}.`;
+const PERSONAL_WORDS: Record<string, string> = {
+  "payment-card": "card number",
+  "national-id": "national ID number",
+  email: "e-mail address",
+  phone: "phone number",
+};
+
+/** What a result says was redacted, in plain words: secrets by kind, personal data by name. */
+function redactionNote(redactions: { kind: string; count: number }[]): string {
+  const words = (list: { kind: string; count: number }[], name: (k: string) => string) =>
+    list.map((r) => (r.count > 1 ? `${r.count} × ${name(r.kind)}` : name(r.kind))).join(", ");
+  const personal = redactions.filter((r) => r.kind in PERSONAL_WORDS);
+  const secrets = redactions.filter((r) => !(r.kind in PERSONAL_WORDS));
+  const count = (list: { count: number }[]) => list.reduce((n, r) => n + r.count, 0);
+  let note = "";
+  if (secrets.length) note += ` Secret${count(secrets) > 1 ? "s" : ""} hidden before storing: ${words(secrets, (k) => k.replaceAll(/[_-]/g, " "))}.`;
+  if (personal.length) note += ` Personal data hidden before storing: ${words(personal, (k) => PERSONAL_WORDS[k])}.`;
+  return note;
 }
 
 async function refreshStats(): Promise<void> {
@@ -432,8 +468,7 @@ $("memorize-form").addEventListener("submit", async (e) => {
   const content = $<HTMLTextAreaElement>("content").value;
   const r = await client.memorize({ content, source: $<HTMLSelectElement>("source").value });
   if (r.effect === "applied") {
-    const stored = (await client.history({ atom_id: r.atom_id! })).current?.content ?? "";
-    status("memorize-status", r.effect, `Remembered as ${r.atom_id}.${redactionNote(stored)}`);
+    status("memorize-status", r.effect, `Remembered as ${r.atom_id}.${redactionNote(r.redactions)}`);
     $<HTMLTextAreaElement>("content").value = "";
   } else if (r.effect === "no_op") {
     status("memorize-status", r.effect, `Already remembered: the same as ${r.deduped_with}.`);
@@ -498,6 +533,15 @@ $("path-form").addEventListener("submit", async (e) => {
 });
 
 $("graph-fit").addEventListener("click", () => graph.fit());
+
+// The privacy panel: shows the policy in force; Apply saves the choice and
+// reopens the store with it (the policy is part of the store's config).
+for (const k of PERSONAL_KINDS) ($(`pd-${k}`) as HTMLInputElement).checked = personalData[k];
+$("privacy-apply").addEventListener("click", () => {
+  const choice = Object.fromEntries(PERSONAL_KINDS.map((k) => [k, ($(`pd-${k}`) as HTMLInputElement).checked]));
+  localStorage.setItem(privacyKey, JSON.stringify(choice));
+  location.reload();
+});
 
 graph.onSelect = (node) => {
   if (node.kind === "fact") void showAtom(node.id);

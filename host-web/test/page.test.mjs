@@ -261,3 +261,35 @@ test("search, history, correct, govern, capture, stats and the knowledge graph f
   assert.equal(again.technology, legend.technology);
   assert.equal(again.hub, legend.hub);
 });
+
+test("the privacy panel sets which personal data the store hides", async () => {
+  // Defaults: cards and national IDs hidden, e-mail kept.
+  assert.deepEqual(
+    await page.$$eval("#privacy input[type=checkbox]", (els) => els.map((e) => [e.id, e.checked])),
+    [["pd-payment_cards", true], ["pd-national_ids", true], ["pd-emails", false], ["pd-phones", false]],
+  );
+  const [, kept] = await memorizeViaForm("週報寄給 pm.lin@example.com，每週五下午");
+  assert.doesNotMatch(kept, /hidden before storing/);
+  const [, card] = await memorizeViaForm("公司採購卡號 4111 1111 1111 1111 只能買雲端服務");
+  assert.match(card, /Personal data hidden before storing: card number\./);
+
+  // Hide e-mail addresses too: Apply reopens the store with the new policy.
+  await page.click("#privacy summary");
+  await page.check("#pd-emails");
+  await Promise.all([page.waitForNavigation(), page.click("#privacy-apply")]);
+  await page.waitForFunction(() => window.hmgReady === true);
+  assert.ok(await page.isChecked("#pd-emails"), "the choice survives the reload");
+  const [effect, hidden] = await memorizeViaForm("季報寄給 cfo.wang@example.com，每季第一週");
+  assert.equal(effect, "applied", hidden);
+  assert.match(hidden, /Personal data hidden before storing: e-mail address\./);
+  const stored = await page.evaluate(async () => {
+    const { atoms } = await window.client.recall({ query: "季報" });
+    return atoms.map((a) => a.content).join("\n");
+  });
+  assert.match(stored, /\[REDACTED:email\]/);
+  assert.doesNotMatch(stored, /cfo\.wang/);
+  // What was stored before the change keeps its text.
+  const earlier = await page.evaluate(async () => (await window.client.recall({ query: "週報" })).atoms.map((a) => a.content).join("\n"));
+  assert.match(earlier, /pm\.lin@example\.com/);
+  assert.deepEqual(page.errors, []);
+});

@@ -1,11 +1,12 @@
-# Builds benches/data/secrets/*.tsv from two independent public test suites:
+# Builds benches/data/secrets/*.tsv from three independent public test suites:
 #  - secretlint (MIT): packages/@secretlint/secretlint-rule-*/test/snapshots/ng.*/ (input + output.json ranges)
 #    and ok.*/ inputs (clean);
-#  - Yelp detect-secrets (Apache-2.0): tests/plugins/*_test.py positive payloads.
+#  - Yelp detect-secrets (Apache-2.0): tests/plugins/*_test.py positive payloads;
+#  - Nosey Parker (Apache-2.0): the `examples` of its built-in rules.
 # Each secret line appears raw and inside one English and one Chinese sentence
 # (templates fixed here, chosen by a hash of the secret, written before any measurement).
 # Usage: python3 build_corpus.py OUT_DIR (needs both repositories' snapshots,
-# fetched with the tool library's `fetch`, at the paths below).
+# fetched with the tool library's `fetch`, at the paths below; PyYAML and regex).
 import json, subprocess, sys, re, hashlib, ast, pathlib
 
 SL = "/work/.mirror/secretlint+secretlint/repo"
@@ -117,6 +118,66 @@ for f in git(DS, "ls-tree", "-r", "HEAD", "--name-only").split("\n"):
         secret = max(runs, key=len)
         for text in contexts(payload, secret):
             rows.append(("detect-secrets", "ds/" + plugin, text, secret))
+
+# Nosey Parker (Apache-2.0): every rule's `examples`, the secret being the
+# rule's capture group (for rules with several groups, the one named below:
+# the password or key, not the user, host or client id). Rules whose
+# categories lack `secret` (identifiers) or include `hashed` (password
+# hashes) are left out. Values that are no credential at all are left out
+# too (rule written before any measurement): shorter than 8 characters,
+# variable references (`$x`, `${x}`, `%x%`, `#{x}`), or holding the words
+# password/passwd/secret/username/your (`SOME_PASSWORD`, `myPassword`).
+import yaml, regex
+NP = "/work/.mirror/praetorian-inc+noseyparker/repo"
+NP_RULES = "crates/noseyparker/data/default/builtin/rules/"
+NP_GROUP = {"np.auth0.1": 3, "np.azure.2": 3, "np.generic.8": 3, "np.netrc.1": 3,
+            "np.phpmailer.1": 3}  # other multi-group rules: group 2
+
+def np_value(rule, m):
+    if regex.compile(rule["pattern"]).groups == 1:
+        secret = m.group(1)
+    else:
+        secret = m.group(NP_GROUP.get(rule["id"], 2))
+    secret = (secret or "").strip().strip('\\"\'')
+    inner = re.search(r"(?i)password=([^;\"']+)", secret)
+    if inner:
+        secret = inner.group(1)
+    if "\n" in secret or "\\n" in secret:
+        body = [l.strip('" +\\r') for l in re.split(r"\\r\\n|\\n|\n", secret)]
+        body = [l for l in body if re.fullmatch(r"[A-Za-z0-9+/=]{40,}", l)]
+        secret = body[0] if body else ""
+    return secret
+
+def np_credential(secret):
+    return (len(secret) >= 8 and not re.match(r"^[$%]|^#\{", secret) and "${" not in secret
+            and not re.search(r"(?i)password|passwd|secret|username|your", secret))
+
+np_files = [f for f in git(NP, "ls-tree", "-r", "HEAD", "--name-only").split("\n")
+            if f.startswith(NP_RULES) and f.endswith(".yml")]
+for f in np_files:
+    for rule in (yaml.safe_load(git(NP, "show", "HEAD:" + f)) or {}).get("rules", []):
+        cats = rule.get("categories") or []
+        if "secret" not in cats or "hashed" in cats:
+            continue
+        try:
+            pattern = regex.compile(rule["pattern"])
+        except regex.error:
+            continue
+        for example in rule.get("examples") or []:
+            example = realistic(example)
+            m = pattern.search(example)
+            if not m:
+                continue
+            secret = np_value(rule, m)
+            if not np_credential(secret) or secret not in example:
+                continue
+            s = example.find(secret)
+            ls = example.rfind("\n", 0, s) + 1
+            le = example.find("\n", s + len(secret))
+            line = example[ls:len(example) if le < 0 else le].strip()
+            fmt = "np/" + rule["id"][3:]
+            for text in contexts(line, secret):
+                rows.append(("noseyparker", fmt, text, secret))
 
 fixed = []
 for source, fmt, text, secret in rows:

@@ -214,14 +214,14 @@ pub fn entropy(s: &[u8]) -> f64 {
 
 /// Values that stand for a secret without being one: `${VAR}`, `$VAR`,
 /// `<your-token>`, `{{ .Values.x }}`, `XXXX`, `****`, `your-…`, `changeme`,
-/// documented example keys.
+/// elided values (`sk-...`), documented example keys.
 pub fn is_placeholder(value: &str) -> bool {
     static SHAPES: LazyLock<Regex> = LazyLock::new(|| {
         Regex::new(
             r#"(?ix)^(?:
                 \$\{[^}]*\}? | \$[a-z_][a-z0-9_]* | \$\(.*\)? | %[a-z_]+%
               | <[^>]*>? | \{\{.*(?:\}\})? | \[[a-z_ -]+\]
-              | .*(?:xxxx|\*\*\*\*|••••|\.\.\.\.|0000000000).*
+              | .*(?:xxxx|\*\*\*\*|••••|\.\.\.\.|0000000000).* | .*(?:\.\.\.|…)
               | your.* | my[-_].* | <.* | .*(?:placeholder|changeme|change[-_]me|redacted|dummy|lorem[-_ ]?ipsum).*
               | (?:password|secret|token|passw0rd|test|todo|tbd|none|null|nil|undefined|true|false|empty|example|sample)
               | .*[A-Z0-9]EXAMPLE(?:KEY)?
@@ -236,8 +236,12 @@ pub fn is_placeholder(value: &str) -> bool {
 /// Whether a value looks like code rather than a credential:
 /// `lexer.next_token();`, `os.getenv("X")`, `process.env.TOKEN`.
 fn is_code(value: &str) -> bool {
-    static WORDS: LazyLock<Regex> =
-        LazyLock::new(|| Regex::new(r"^[a-z]+(?:[-_.][a-z]+)+$").expect("identifier regex"));
+    static WORDS: LazyLock<Regex> = LazyLock::new(|| {
+        // identifiers (`lexer.next_token`, `REPLACE_ME`), header names
+        // (`X-Api-Key`) and names (`prod/payments/stripe`)
+        Regex::new(r"^(?:[a-zA-Z]+(?:[-_.][a-zA-Z]+)+|[a-z0-9_-]+(?:/[a-z0-9_-]+)+)$")
+            .expect("identifier regex")
+    });
     value.contains('(')
         || value.starts_with('/')
         || value.starts_with("~/")
@@ -303,9 +307,29 @@ fn snap(text: &str, mut start: usize, mut end: usize) -> (usize, usize) {
     (start, end)
 }
 
+fn cjk_punctuation_as_spaces(text: &str) -> std::borrow::Cow<'_, str> {
+    const MARKS: &str = "，。；：、「」『』（）！？“”‘’【】《》";
+    if !text.chars().any(|c| MARKS.contains(c)) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if MARKS.contains(c) {
+            out.extend(std::iter::repeat_n(' ', c.len_utf8()));
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 fn catalogue_findings(text: &str, out: &mut Vec<Finding>) {
     let c = &*CATALOGUE;
-    let bytes = text.as_bytes();
+    // The catalogue's patterns end a secret at ASCII separators; Chinese
+    // punctuation (`密碼：…，`) is one too. Each such character becomes
+    // spaces of the same byte length, so offsets stay the text's.
+    let shadow = cjk_punctuation_as_spaces(text);
+    let bytes = shadow.as_bytes();
     let mut run = vec![false; GITLEAKS_RULES.len()];
     for i in &c.always {
         run[*i] = true;
@@ -342,7 +366,7 @@ fn catalogue_findings(text: &str, out: &mut Vec<Finding>) {
             let allowed = std::iter::once(&c.global)
                 .chain(allows)
                 .any(|a| a.allows(value, &lower, whole.as_bytes(), &line));
-            if allowed || is_placeholder(&value_text) {
+            if allowed || is_placeholder(&value_text) || is_public(&value_text) {
                 continue;
             }
             let (start, end) = snap(text, secret.start(), secret.end());
@@ -395,7 +419,7 @@ static OWN: LazyLock<Vec<OwnRule>> = LazyLock::new(|| {
         // curl -u user:password, --user user:password.
         rule(
             "cli-user-password",
-            r#"(?:^|\s)(?:-u|--user)[\s=]+['"]?[^\s:'"]+:(?P<secret>[^\s'"]+)"#,
+            r#"(?:^|\s|[：，。；])(?:-u|--user)[\s=]+['"]?[^\s:'"]+:(?P<secret>[^\s'"]+)"#,
             true,
         ),
         // --password VALUE, -p VALUE after a login, --token=VALUE.
@@ -409,6 +433,18 @@ static OWN: LazyLock<Vec<OwnRule>> = LazyLock::new(|| {
             r#"\blogin\b[^\n]*?\s-p\s+['"]?(?P<secret>[^\s'"]+)"#,
             true,
         ),
+        // -u USER -p PASSWORD (mysql, psexec, sqlcmd, docker login…).
+        rule(
+            "cli-flag-secret",
+            r#"(?:^|\s)-[uU]\s+\S+\s+-[pP]\s*['"]?(?P<secret>[^\s'"]+)"#,
+            true,
+        ),
+        // netrc: machine HOST login USER password SECRET.
+        rule(
+            "netrc-password",
+            r"\bmachine\s+\S+\s+login\s+\S+\s+password\s+(?P<secret>\S+)",
+            false,
+        ),
         // JSON: "password": "VALUE", "auth": "VALUE".
         rule(
             "config-secret",
@@ -419,7 +455,7 @@ static OWN: LazyLock<Vec<OwnRule>> = LazyLock::new(|| {
         rule(
             "config-secret",
             &format!(
-                r#"(?m)(?:^|[^A-Za-z0-9_.-])(?:export\s+)?['"]?{CREDENTIAL_KEY}['"]?\s*(?:=|:|：)\s*(?P<secret>"[^"\n]+"|'[^'\n]+'|[^\s'",;，；。]+)"#
+                r#"(?m)(?:^|[^A-Za-z0-9_.-])(?:export\s+)?['"]?{CREDENTIAL_KEY}['"]?\s*(?:=>|==|:=|=|:|：)\s*(?P<secret>"[^"\n]+"|'[^'\n]+'|[^\s'",;，；。]+)"#
             ),
             true,
         ),
@@ -450,7 +486,7 @@ static OWN: LazyLock<Vec<OwnRule>> = LazyLock::new(|| {
         ),
         rule(
             "slack-webhook-url",
-            r"hooks\.slack\.com/(?:services|workflows|triggers)/(?P<secret>T[A-Z0-9]+/[AB][A-Z0-9]+/[A-Za-z0-9]+)",
+            r"(?P<secret>(?:https?://)?hooks\.slack\.com/(?:services|workflows|triggers)/T[A-Z0-9]+/[AB][A-Z0-9]+/[A-Za-z0-9]+)",
             false,
         ),
         rule(
@@ -460,7 +496,35 @@ static OWN: LazyLock<Vec<OwnRule>> = LazyLock::new(|| {
         ),
         rule(
             "telegram-bot-token",
-            r"\b(?P<secret>[0-9]{8,10}:AA[A-Za-z0-9_-]{33})(?:[^A-Za-z0-9_-]|$)",
+            r"\b(?P<secret>[0-9]{8,10}:AA[A-Za-z0-9_-]{32,34})(?:[^A-Za-z0-9_-]|$)",
+            false,
+        ),
+        // Formats their providers document that the catalogue lacks or
+        // ties to a keyword: Databricks tokens in either case, Doppler,
+        // Django's generated keys, GitLab runner tokens, Sourcegraph,
+        // Artifactory API keys and identity tokens (detect-secrets' shape),
+        // Twilio SIDs, unsigned JWTs, OpenSSH private key bodies outside
+        // their armour (`openssh-key-v1` in base64), Microsoft Teams
+        // webhook URLs (the whole URL grants posting).
+        rule(
+            "vendor-token",
+            r#"(?x)(?:^|[^A-Za-z0-9_])(?P<secret>
+                dapi[a-fA-F0-9]{32}(?:-[0-9]+)?
+              | dp\.(?:ct|pt|st|sa|scim|audit)\.(?:[a-z0-9_-]{1,30}\.)?[A-Za-z0-9]{40,44}
+              | django-insecure-[^\s'"]{30,}
+              | GR1348941[A-Za-z0-9_-]{20,}
+              | sgp_(?:local_|[a-f0-9]{16}_)?[a-f0-9]{40}
+              | AKC[a-zA-Z0-9]{10,}
+              | AP[0-9A-F][a-zA-Z0-9]{8,}
+              | (?:AC|SK)[a-z0-9]{32}
+              | eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}(?:\.[A-Za-z0-9_-]*)?
+              | b3BlbnNzaC1rZXktdjE[A-Za-z0-9+/=]{20,}
+            )(?:[^A-Za-z0-9_]|$)"#,
+            false,
+        ),
+        rule(
+            "teams-webhook-url",
+            r"(?P<secret>(?:https://)?(?:outlook\.office\.com|[a-z0-9-]+\.webhook\.office\.com)/webhookb?2?/[A-Za-z0-9@/_-]{40,})",
             false,
         ),
         // Kubernetes Secret data and kubeconfig keys: long base64 values.
@@ -482,6 +546,127 @@ fn random_body(value: &str) -> bool {
         && entropy(body.as_bytes()) >= 4.0
 }
 
+/// Whether a run of token characters is a random string — what entropy
+/// scanners (detect-secrets, trufflehog) flag when no label or prefix says
+/// what it is. Random: letters of both cases and digits, few vowels (words
+/// and identifiers have about 40 % vowels among their letters, base62 text
+/// 19 %), and high entropy for its length; or, in one case only, 40 or more
+/// characters of base32/base36 text. Never hex (hashes, commit ids, UUIDs).
+pub fn is_random_token(token: &str) -> bool {
+    let len = token.len();
+    if len < 24 || token.bytes().all(|b| b.is_ascii_hexdigit() || b == b'-') {
+        return false;
+    }
+    let count = |f: fn(&u8) -> bool| token.as_bytes().iter().filter(|b| f(b)).count();
+    let upper = count(u8::is_ascii_uppercase);
+    let lower = count(u8::is_ascii_lowercase);
+    let digits = count(u8::is_ascii_digit);
+    // Vowels in the longest alphanumeric stretch: a vendor prefix
+    // (`live_`, `dp.ct.`) is a word and says nothing about the body.
+    let body = token
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .max_by_key(|s| s.len())
+        .unwrap_or(token);
+    let vowels = body.bytes().filter(|b| b"aeiouAEIOU".contains(b)).count();
+    let letters = body.bytes().filter(u8::is_ascii_alphabetic).count();
+    if letters == 0 || vowels * 100 / letters >= 30 {
+        return false;
+    }
+    let floor = (0.85 * (len as f64).log2()).min(4.0);
+    let h = entropy(token.as_bytes());
+    if upper >= 2 && lower >= 2 && digits >= 1 {
+        h >= floor
+    } else {
+        len >= 40 && digits >= 4 && (upper == 0 || lower == 0) && h >= 4.0
+    }
+}
+
+/// A typed object id (`pi_3MtwBwLkdIwHu7ix28a3tqPa`, `cus_…`): one short
+/// lower-case type prefix and at most 24 characters of body. API keys with
+/// such prefixes are longer and are the catalogue's to find.
+static OBJECT_ID: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^[a-z]{2,6}_[A-Za-z0-9]{8,24}$").expect("object id regex"));
+
+/// Long random tokens nothing else named: runs of token characters, the
+/// whole run. URLs and paths are names, not secrets (the webhook URLs that
+/// are secrets have their own rules); neither are public keys
+/// (`ssh-ed25519 AAAA…`), subresource-integrity hashes (`sha384-…`) or
+/// `data:` URIs.
+fn random_token_findings(text: &str, out: &mut Vec<Finding>) {
+    static RUN: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"[A-Za-z0-9+/=_.-]{20,}").expect("token run regex"));
+    for m in RUN.find_iter(text) {
+        let before = &text[..m.start()];
+        if before.ends_with("base64,") || before.trim_end().ends_with("ssh-rsa") {
+            continue;
+        }
+        let run = m.as_str();
+        if run.starts_with("AAAA")
+            || ["sha1-", "sha256-", "sha384-", "sha512-"]
+                .iter()
+                .any(|p| run.starts_with(p))
+        {
+            continue;
+        }
+        let digest = ["sha1:", "sha256:", "sha384:", "sha512:", "md5:", "h1:"]
+            .iter()
+            .any(|p| {
+                let b = before.as_bytes();
+                b.len() >= p.len() && b[b.len() - p.len()..].eq_ignore_ascii_case(p.as_bytes())
+            });
+        let path = run.starts_with('/')
+            || run.contains("//")
+            || digest
+            || run.split('/').count() > 1 && is_word_path(run.split('/').next().unwrap_or(""));
+        if path {
+            continue;
+        }
+        let token = run.trim_matches(['.', '-', '_', '=']);
+        let start = m.start() + run.find(token).unwrap_or(0);
+        if is_random_token(token)
+            && !is_placeholder(token)
+            && !is_public(token)
+            && !OBJECT_ID.is_match(token)
+        {
+            out.push(Finding {
+                start,
+                end: start + token.len(),
+                kind: "random-token".to_owned(),
+                matched: (start, start + token.len()),
+            });
+        }
+    }
+}
+
+/// A path's first segment: lower-case words (`acme-logs`, `prod`), where
+/// a base64 secret's segments are random.
+fn is_word_path(segment: &str) -> bool {
+    let letters = segment.bytes().filter(u8::is_ascii_alphabetic).count();
+    let vowels = segment.bytes().filter(|b| b"aeiou".contains(b)).count();
+    letters >= 3
+        && vowels * 100 / letters >= 30
+        && segment
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"-_.".contains(&b))
+}
+
+/// Keys and names published by design: Stripe publishable keys, SSH
+/// public keys, IPFS content ids (CIDv1, base32), Tor onion addresses.
+pub fn is_public(value: &str) -> bool {
+    [
+        "pk_live_",
+        "pk_test_",
+        "AAAAB3NzaC1",
+        "AAAAC3NzaC1",
+        "AAAAE2VjZHNh",
+        "bafy",
+        "bafk",
+    ]
+    .iter()
+    .any(|p| value.starts_with(p))
+        || value.ends_with(".onion")
+}
+
 fn own_findings(text: &str, out: &mut Vec<Finding>) {
     for rule in OWN.iter() {
         for caps in rule.regex.captures_iter(text) {
@@ -490,7 +675,9 @@ fn own_findings(text: &str, out: &mut Vec<Finding>) {
             };
             let raw = secret.as_str();
             let value = raw.trim_matches(|c: char| "'\"".contains(c));
-            if is_placeholder(value) || is_code(value) {
+            // Code is only a question for values a label introduces; a fixed
+            // format (`django-insecure-…(^+=…`) may hold any character.
+            if is_placeholder(value) || (rule.credential_check && is_code(value)) {
                 continue;
             }
             if rule.credential_check && !looks_like_credential(value) {
@@ -498,6 +685,13 @@ fn own_findings(text: &str, out: &mut Vec<Finding>) {
             }
             if rule.kind == "prefixed-token" && !random_body(value) {
                 continue;
+            }
+            if rule.kind == "vendor-token"
+                && (value.starts_with("AP") || value.starts_with("AKC"))
+                && !(value.bytes().any(|b| b.is_ascii_lowercase())
+                    && value.bytes().any(|b| b.is_ascii_digit()))
+            {
+                continue; // `APPLICATIONS`, `AKCHECKLIST`: words, not tokens
             }
             // Keep the quotes: only what is between them is the secret.
             let offset = raw.find(value).unwrap_or(0);
@@ -629,9 +823,10 @@ pub fn find(text: &str, policy: PersonalData) -> Vec<Finding> {
     let mut all = Vec::new();
     catalogue_findings(text, &mut all);
     own_findings(text, &mut all);
+    random_token_findings(text, &mut all);
     personal_findings(text, policy, &mut all);
     let rank = |kind: &str| match kind {
-        "generic-api-key" => 2,
+        "generic-api-key" | "random-token" => 2,
         k if OWN.iter().any(|r| r.kind == k) => 1,
         _ => 0,
     };

@@ -110,6 +110,59 @@ fn placeholders_and_code_are_left_alone() {
         "password: ********",
         "set token to your-token-here",
         "部署前要先跑 smoke test，Kafka 的 retention 改成 7 天。",
+        "client_secret: FILL_ME_IN",
+        "ANTHROPIC_API_KEY=sk-ant-...",
+        "TOKEN_HEADER = \"X-Auth-Token\"",
+        "refund for charge ch_3PqRsT4uVwXyZ9aB8cD7eF6g went through",
+    ] {
+        untouched(text);
+    }
+}
+
+#[test]
+fn random_tokens_without_a_label_or_prefix() {
+    hides(
+        "the bot uses Qm7vT2xK9pLr4ZbN8wYc3HjF6sDg1Ve0 for the webhook",
+        "Qm7vT2xK9pLr4ZbN8wYc3HjF6sDg1Ve0",
+    );
+    // a vendor prefix on a random body, lower-case base32 keys
+    hides(
+        "stream key live_48213377_kR7pZ2mXq9TbW4vN6yLc3JhD8sF",
+        "kR7pZ2mXq9TbW4vN6yLc3JhD8sF",
+    );
+    hides(
+        "azure devops pat 7tq2kzr4mwx9bn3vpd6hc8jsl5fgy2nq4wt7rk9zmx3cb6vp8dqh",
+        "7tq2kzr4mwx9bn3vpd6hc8jsl5fgy2nq4wt7rk9zmx3cb6vp8dqh",
+    );
+    // Chinese punctuation ends a secret for the catalogue as ASCII does
+    hides(
+        "部署用的是 license_key: 4f1c9a7e2b8d3f6a0c5e9b1d7a3f8c2e6b0d4NRAL，之後要換掉",
+        "4f1c9a7e2b8d3f6a0c5e9b1d7a3f8c2e6b0d4NRAL",
+    );
+    hides("記一下：-u deploy:Zp4rT8wq2Lm9 就能登入", "Zp4rT8wq2Lm9");
+    hides(
+        "machine git.example.org login alice password Tr0ub4dor&3x",
+        "Tr0ub4dor&3x",
+    );
+    hides("if password == \"Kx9#mP2vQ7\": allow()", "Kx9#mP2vQ7");
+    hides(":password => 'w8Jq2Zt5rL',", "w8Jq2Zt5rL");
+}
+
+#[test]
+fn random_looking_names_are_not_secrets() {
+    for text in [
+        "commit 9fceb02d0ae598e95dc970b74767f19372d61af8 fixed it",
+        "trace 4bf92f3577b34da6a3ce929d0e0e4736 and request 01HGW2N7QK8ZJ4V5R6T9YBXD3M",
+        "see https://docs.example.com/d/7Hq2ZkW9mPxR4vLt8NcB3sYj6FgD1aQe/edit",
+        "the file is at /srv/cache/Vq8Zt2Km4Xp7Rb9Nw3Lc6Hj1Fs5Dg0Ty/blob.bin",
+        "s3://team-assets/builds/Lx7Qp2Zm9Wt4Rk8Vb3Nc6Yh1Jf5Ds0Ga.tar",
+        "go.sum: example.org/mod v1.2.0 h1:Zq8Xv2Lm7Tp4Kr9Wb3Nc6Yh1Jf5Ds0GaQe2Vt8Mn4=",
+        "fingerprint SHA256:Qm7vT2xK9pLr4ZbN8wYc3HjF6sDg1Ve0aB5nW2kRt7M",
+        "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHq8Zt2Km4Xp7Rb9Nw3Lc6Hj1Fs5Dg0TyVq8Zt2Km4Xp bob@box",
+        "publishable key pk_live_51Hq8Zt2Km4Xp7Rb9Nw3Lc6 is in the page",
+        "IPFS bafybeihq8zt2km4xp7rb9nw3lc6hj1fs5dg0tyvq8zt2km4xp7rb9nw3lc holds it",
+        "SECRET_NAME=prod/payments/stripe",
+        "renderCheckoutSummaryWithDiscountsV2 is too long",
     ] {
         untouched(text);
     }
