@@ -14,6 +14,18 @@
 //! hybrid recall (the engine, natively, with the real model).
 //!
 //!     cargo run --release -p hmg-benches --bin agent-memory
+//!
+//! `-- --set zh-en` runs the second set instead (`zh-en-*.tsv`, written in
+//! the third session before any ranking change it would judge): 300
+//! memories of everyday and work agent memory (home, travel, health, money,
+//! pets, school, a wedding, a move, a web shop, hiring, marketing, law, ML,
+//! apps, security, networks, data, support, product, a lab, garden, books,
+//! music, insurance, tax, gifts, meetings) in Traditional, Simplified and
+//! English, and 235 graded queries of nine types: `same`, `script`, `zh2en`
+//! (Chinese query, English memory), `en2zh`, `synonym`, `paraphrase`,
+//! `question`, `entity`, `mixed` (a query mixing both languages). Its
+//! queries are split by a fixed rule, FNV-1a 64 of the query text, even →
+//! half A (tuning), odd → half B (held out); figures are reported per half.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -21,9 +33,50 @@ use engine::ops::{MemorizeRequest, RecallRequest};
 use engine::{Config, FixedEnv, MemBackend, Memory, Scope, Signals, Timestamp};
 use hmg_benches::SharedEmbedder;
 
-const MEMORIES: &str = include_str!("../data/agent-memory-memories.tsv");
-const QUERIES: &str = include_str!("../data/agent-memory-queries.tsv");
-const TYPES: [&str; 5] = ["same", "script", "cross", "synonym", "question"];
+struct Set {
+    name: &'static str,
+    memories: &'static str,
+    queries: &'static str,
+    types: &'static [&'static str],
+    halves: bool,
+}
+
+const SETS: [Set; 2] = [
+    Set {
+        name: "agent-memory",
+        memories: include_str!("../data/agent-memory-memories.tsv"),
+        queries: include_str!("../data/agent-memory-queries.tsv"),
+        types: &["same", "script", "cross", "synonym", "question"],
+        halves: false,
+    },
+    Set {
+        name: "zh-en",
+        memories: include_str!("../data/zh-en-memories.tsv"),
+        queries: include_str!("../data/zh-en-queries.tsv"),
+        types: &[
+            "same",
+            "script",
+            "zh2en",
+            "en2zh",
+            "synonym",
+            "paraphrase",
+            "question",
+            "entity",
+            "mixed",
+        ],
+        halves: true,
+    },
+];
+
+/// The fixed split of the zh-en set: FNV-1a 64 of the query text.
+fn half_of(text: &str) -> &'static str {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in text.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    if h % 2 == 0 { "A" } else { "B" }
+}
 
 struct Query {
     kind: String,
@@ -31,8 +84,8 @@ struct Query {
     grades: HashMap<String, u32>,
 }
 
-fn queries() -> Vec<Query> {
-    QUERIES
+fn queries(set: &Set) -> Vec<Query> {
+    set.queries
         .lines()
         .filter(|l| !l.trim().is_empty())
         .map(|line| {
@@ -59,7 +112,7 @@ struct Store {
     label_of: HashMap<String, String>,
 }
 
-fn store(signals: Signals, embedder: &SharedEmbedder) -> Store {
+fn store(set: &Set, signals: Signals, embedder: &SharedEmbedder) -> Store {
     let env = FixedEnv {
         now: Timestamp(1_785_000_000_000),
         counter: 0,
@@ -72,7 +125,7 @@ fn store(signals: Signals, embedder: &SharedEmbedder) -> Store {
     memory.set_embedder(Box::new(embedder.clone()));
     let scope = Scope::new("bench", "acme", "shop", "main");
     let mut label_of = HashMap::new();
-    for line in MEMORIES.lines().filter(|l| !l.trim().is_empty()) {
+    for line in set.memories.lines().filter(|l| !l.trim().is_empty()) {
         let (label, content) = line.split_once('\t').expect("label\tcontent");
         let r = memory
             .memorize(&MemorizeRequest {
@@ -120,10 +173,21 @@ fn recall_at(ranked: &[String], grades: &HashMap<String, u32>, k: usize) -> f64 
 }
 
 fn main() {
-    let queries = queries();
-    let memories = MEMORIES.lines().filter(|l| !l.trim().is_empty()).count();
-    let embedder = SharedEmbedder::load("agent-memory");
-    let passages: Vec<&str> = MEMORIES
+    let args: Vec<String> = std::env::args().collect();
+    let name = args
+        .iter()
+        .position(|a| a == "--set")
+        .and_then(|i| args.get(i + 1))
+        .map_or("agent-memory", String::as_str);
+    let Some(set) = SETS.iter().find(|s| s.name == name) else {
+        eprintln!("unknown set {name}: agent-memory or zh-en");
+        std::process::exit(2);
+    };
+    let queries = queries(set);
+    let memories = set.memories.lines().filter(|l| !l.trim().is_empty()).count();
+    let embedder = SharedEmbedder::load(set.name);
+    let passages: Vec<&str> = set
+        .memories
         .lines()
         .filter_map(|l| l.split_once('\t').map(|p| p.1))
         .collect();
@@ -156,17 +220,22 @@ fn main() {
         ("hybrid", Signals::default()),
     ];
     println!(
-        "zh/en agent-memory set: {memories} memories, {} queries; model {}\n",
+        "zh/en set {}: {memories} memories, {} queries; model {}\n",
+        set.name,
         queries.len(),
         embedder.fingerprint()
     );
     println!("| system | query type | queries | nDCG@10 | Recall@5 |");
     println!("| --- | --- | --- | --- | --- |");
+    let only = std::env::var("ONLY").ok();
     let verbose = std::env::var_os("VERBOSE").is_some();
     for (name, signals) in systems {
-        let mut s = store(signals, &embedder);
-        // type → (n, ndcg sum, recall sum)
-        let mut per: BTreeMap<&str, (usize, f64, f64)> = BTreeMap::new();
+        if only.as_deref().is_some_and(|o| o != name) {
+            continue;
+        }
+        let mut s = store(set, signals, &embedder);
+        // type (and half) → (n, ndcg sum, recall sum)
+        let mut per: BTreeMap<String, (usize, f64, f64)> = BTreeMap::new();
         for q in &queries {
             let req = RecallRequest {
                 query: q.text.clone(),
@@ -183,7 +252,9 @@ fn main() {
                 ndcg(&ranked, &q.grades, 10),
                 recall_at(&ranked, &q.grades, 5),
             );
-            if verbose && name == "hybrid" && n < 0.7 {
+            let half = if set.halves { half_of(&q.text) } else { "" };
+            // Misses are shown for the tuning half only.
+            if verbose && name == "hybrid" && n < 0.7 && half != "B" {
                 println!(
                     "  {:.2} {} {:?} → {:?}",
                     n,
@@ -192,20 +263,35 @@ fn main() {
                     &ranked[..ranked.len().min(5)]
                 );
             }
-            for key in [q.kind.as_str(), "all"] {
-                let e = per.entry(key).or_default();
-                e.0 += 1;
-                e.1 += n;
-                e.2 += r;
+            let cross = matches!(q.kind.as_str(), "zh2en" | "en2zh" | "cross");
+            let group = if cross { "cross-lingual" } else { "same-language" };
+            for key in [q.kind.as_str(), group, "all"] {
+                for key in [key.to_owned(), format!("{key} {half}")] {
+                    let e = per.entry(key).or_default();
+                    e.0 += 1;
+                    e.1 += n;
+                    e.2 += r;
+                }
             }
         }
-        for kind in TYPES.iter().chain(&["all"]) {
-            if let Some((n, nd, rc)) = per.get(kind) {
-                println!(
-                    "| {name} | {kind} | {n} | {:.3} | {:.3} |",
-                    nd / *n as f64,
-                    rc / *n as f64
-                );
+        let kinds = set
+            .types
+            .iter()
+            .chain(&["same-language", "cross-lingual", "all"]);
+        for kind in kinds {
+            let keys: Vec<String> = if set.halves {
+                vec![format!("{kind} A"), format!("{kind} B")]
+            } else {
+                vec![kind.to_string()]
+            };
+            for key in keys {
+                if let Some((n, nd, rc)) = per.get(&key) {
+                    println!(
+                        "| {name} | {key} | {n} | {:.3} | {:.3} |",
+                        nd / *n as f64,
+                        rc / *n as f64
+                    );
+                }
             }
         }
     }

@@ -44,5 +44,5 @@ fn browser_host_in_chromium() {
         "browser tests failed:\n{stdout}\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(stdout.contains("# pass 16\n"), "{stdout}");
+    assert!(stdout.contains("# pass 17\n"), "{stdout}");
 }
