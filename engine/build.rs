@@ -6,10 +6,17 @@
 //! like Go's RE2), so a rule the `regex` crate cannot take fails the build
 //! instead of a user's call. Path- and commit-only allowlists do not apply
 //! to memories and are left out.
+//!
+//! Also turns CC-CEDICT (`src/index/cedict/*.txt.gz`, CC BY-SA 4.0, MDBG)
+//! into the two sorted tables cross-lingual recall looks words up in
+//! (`$OUT_DIR/cedict_zh.tsv`, `$OUT_DIR/cedict_en.tsv`); see
+//! `src/index/dictionary.rs`.
 
 use std::fmt::Write;
+use std::io::Read;
 
 fn main() {
+    dictionary();
     let path = "src/text/secrets/gitleaks.toml";
     println!("cargo:rerun-if-changed={path}");
     let text = std::fs::read_to_string(path).expect("the gitleaks rule file");
@@ -160,4 +167,139 @@ fn check(id: &str, pattern: &str) {
     {
         panic!("gitleaks rule {id}: the regex crate cannot compile it: {e}");
     }
+}
+
+const CEDICT: &str = "src/index/cedict/cedict_1_0_ts_utf-8_mdbg.txt.gz";
+
+/// The translations in one CC-CEDICT sense: its `;`-separated parts, each
+/// short (a word or a name, not an explanation) once its parentheses, a
+/// leading `to`/article and an `or …` tail are gone; no cross-references
+/// (variants, surnames, classifiers, readings).
+fn translations(raw: &str) -> Vec<String> {
+    raw.split(';').filter_map(sense).collect()
+}
+
+fn sense(raw: &str) -> Option<String> {
+    const SKIP: &[&str] = &[
+        "cl:",
+        "variant of",
+        "old variant",
+        "see ",
+        "surname ",
+        "abbr. ",
+        "abbr ",
+        "erhua variant",
+        "used in",
+        "japanese variant",
+        "also written",
+        "also pr.",
+        "archaic",
+        "pr. ",
+        "same as",
+        "taiwan pr.",
+        "(archaic)",
+        "(old)",
+        "(cantonese)",
+        "radical",
+        "kangxi",
+        "unofficial",
+    ];
+    let lower = raw.trim().to_lowercase();
+    if SKIP.iter().any(|p| lower.starts_with(p)) {
+        return None;
+    }
+    let mut plain = String::new();
+    let mut depth = 0usize;
+    for c in lower.chars() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth = depth.saturating_sub(1),
+            _ if depth == 0 => plain.push(c),
+            _ => {}
+        }
+    }
+    let plain = plain.split_whitespace().collect::<Vec<_>>().join(" ");
+    let plain = plain.split(" or ").next().unwrap_or("");
+    let plain = plain.trim_end_matches(" etc.").trim_end_matches(" etc");
+    let mut plain = plain.trim();
+    for prefix in ["to ", "a ", "an ", "the "] {
+        plain = plain.strip_prefix(prefix).unwrap_or(plain);
+    }
+    let plain = plain.trim().to_owned();
+    let words = plain.split(' ').count();
+    let ok = !plain.is_empty()
+        && words <= 3
+        && plain.chars().any(|c| c.is_ascii_alphabetic())
+        && !plain.contains(['|', ';', ':', '"', '[', '/']);
+    ok.then_some(plain)
+}
+
+fn dictionary() {
+    println!("cargo:rerun-if-changed={CEDICT}");
+    let gz = std::fs::read(CEDICT).expect("the CC-CEDICT file");
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(&gz[..])
+        .read_to_string(&mut text)
+        .expect("CC-CEDICT decompresses");
+    // simplified headword → senses; English sense → (sense rank, headword)
+    let mut zh: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+    let mut en: std::collections::BTreeMap<String, Vec<(usize, usize, String)>> =
+        Default::default();
+    for line in text.lines().filter(|l| !l.starts_with('#')) {
+        let Some((head, rest)) = line.split_once(" [") else {
+            continue;
+        };
+        let Some((_, senses)) = rest.split_once("] /") else {
+            continue;
+        };
+        let Some(simp) = head.split(' ').nth(1) else {
+            continue;
+        };
+        let simp = simp.to_lowercase();
+        let kept: Vec<String> = senses
+            .trim_end_matches('/')
+            .split('/')
+            .flat_map(translations)
+            .collect();
+        if kept.is_empty() {
+            continue;
+        }
+        let entry = zh.entry(simp.clone()).or_default();
+        for (rank, s) in kept.iter().enumerate() {
+            if !entry.contains(s) {
+                entry.push(s.clone());
+            }
+            if rank < 4 {
+                en.entry(s.clone())
+                    .or_default()
+                    .push((rank, simp.chars().count(), simp.clone()));
+            }
+        }
+    }
+    let out_dir = std::env::var("OUT_DIR").unwrap();
+    let mut out = String::new();
+    for (head, senses) in &zh {
+        writeln!(out, "{head}\t{}", senses.join("/")).unwrap();
+    }
+    std::fs::write(format!("{out_dir}/cedict_zh.tsv"), out).unwrap();
+    let mut out = String::new();
+    for (sense, mut heads) in en {
+        // Primary senses first, then shorter words; single characters only
+        // when no word says it (字 are ambiguous inside longer words).
+        heads.sort();
+        heads.dedup_by(|a, b| a.2 == b.2);
+        let words: Vec<&str> = heads
+            .iter()
+            .filter(|h| h.1 >= 2)
+            .map(|h| h.2.as_str())
+            .collect();
+        let heads: Vec<&str> = if words.is_empty() {
+            heads.iter().map(|h| h.2.as_str()).collect()
+        } else {
+            words
+        };
+        let heads = &heads[..heads.len().min(6)];
+        writeln!(out, "{sense}\t{}", heads.join(" ")).unwrap();
+    }
+    std::fs::write(format!("{out_dir}/cedict_en.tsv"), out).unwrap();
 }

@@ -184,7 +184,11 @@ fn main() {
         std::process::exit(2);
     };
     let queries = queries(set);
-    let memories = set.memories.lines().filter(|l| !l.trim().is_empty()).count();
+    let memories = set
+        .memories
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .count();
     let embedder = SharedEmbedder::load(set.name);
     let passages: Vec<&str> = set
         .memories
@@ -264,7 +268,11 @@ fn main() {
                 );
             }
             let cross = matches!(q.kind.as_str(), "zh2en" | "en2zh" | "cross");
-            let group = if cross { "cross-lingual" } else { "same-language" };
+            let group = if cross {
+                "cross-lingual"
+            } else {
+                "same-language"
+            };
             for key in [q.kind.as_str(), group, "all"] {
                 for key in [key.to_owned(), format!("{key} {half}")] {
                     let e = per.entry(key).or_default();

@@ -7,9 +7,19 @@
 //! counts with a quarter of its weight if it is a CJK bigram (most such
 //! bigrams straddle a word boundary). Plain BM25 (k1 = 1.2, b = 0.75) is
 //! returned beside it and breaks ties between equal coverages.
+//!
+//! Cross-lingual: the query is also run as a structured query of
+//! dictionary translations ([`dictionary::translate`]): one group per
+//! source word, a group matching a document that holds all the terms of
+//! any one of its alternatives (the word itself or a translation), its idf
+//! from the number of documents any alternative matches (Pirkola's
+//! synonym operator). The same coverage formula runs over the groups, and
+//! a document's coverage is the larger of the two (`translated` keeps the
+//! structured query's own value for `--explain`).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
+use super::dictionary::{self, Group};
 use super::tokenize::{is_cjk, is_unigram, query_tokens, tokens};
 use crate::atom::AtomId;
 
@@ -31,6 +41,8 @@ pub struct KeywordHit {
     pub coverage: f64,
     /// Plain BM25, for tie-breaking and for the naive-oracle tests.
     pub bm25: f64,
+    /// Coverage by the translated (structured) query, 0 when none.
+    pub translated: f64,
 }
 
 impl KeywordIndex {
@@ -92,8 +104,92 @@ impl KeywordIndex {
         (1.0 + (n - df as f64 + 0.5) / (df as f64 + 0.5)).ln()
     }
 
-    /// Every document matching at least one query term.
+    /// Every document matching at least one query term, or one group of the
+    /// query's dictionary translation.
     pub fn search(&self, query: &str) -> HashMap<AtomId, KeywordHit> {
+        let mut hits = self.search_terms(query);
+        let Some(groups) = dictionary::translate(query) else {
+            return hits;
+        };
+        for (id, (coverage, bm25)) in self.search_groups(&groups) {
+            let hit = hits.entry(id).or_insert(KeywordHit {
+                coverage: 0.0,
+                bm25: 0.0,
+                translated: 0.0,
+            });
+            hit.translated = coverage;
+            hit.coverage = hit.coverage.max(coverage);
+            hit.bm25 = hit.bm25.max(bm25);
+        }
+        hits
+    }
+
+    /// Documents matching an alternative (all of its terms), with the
+    /// smallest tf among those terms.
+    fn matching(&self, alternative: &[String], into: &mut HashMap<AtomId, u32>) {
+        let mut lists: Vec<&Vec<(AtomId, u32)>> = Vec::with_capacity(alternative.len());
+        for term in alternative {
+            match self.term_ids.get(term) {
+                Some(t) => lists.push(&self.postings[*t as usize]),
+                None => return,
+            }
+        }
+        lists.sort_by_key(|l| l.len());
+        let Some((first, rest)) = lists.split_first() else {
+            return;
+        };
+        let rest: Vec<HashMap<AtomId, u32>> =
+            rest.iter().map(|l| l.iter().copied().collect()).collect();
+        for &(id, tf) in first.iter() {
+            let mut least = tf;
+            if rest.iter().all(|r| {
+                r.get(&id).is_some_and(|&t| {
+                    least = least.min(t);
+                    true
+                })
+            }) {
+                let e = into.entry(id).or_default();
+                *e = (*e).max(least);
+            }
+        }
+    }
+
+    /// Coverage and BM25 of the structured query: each group once, its df
+    /// the documents any of its alternatives matches.
+    fn search_groups(&self, groups: &[Group]) -> HashMap<AtomId, (f64, f64)> {
+        let mut hits: HashMap<AtomId, (f64, f64)> = HashMap::new();
+        if self.docs.is_empty() {
+            return hits;
+        }
+        let avg_len = (self.total_len as f64 / self.docs.len() as f64).max(1.0);
+        let mut denominator = 0.0;
+        let mut seen: HashSet<&[Vec<String>]> = HashSet::new();
+        for group in groups {
+            if !seen.insert(&group.alternatives) {
+                continue;
+            }
+            let mut matched: HashMap<AtomId, u32> = HashMap::new();
+            for alternative in &group.alternatives {
+                self.matching(alternative, &mut matched);
+            }
+            let idf = self.idf(matched.len());
+            denominator += group.weight * idf;
+            for (id, tf) in matched {
+                let tf = f64::from(tf);
+                let norm = K1 * (1.0 - B + B * self.doc_len(id) / avg_len);
+                let hit = hits.entry(id).or_default();
+                hit.0 += group.weight * idf;
+                hit.1 += group.weight * idf * tf * (K1 + 1.0) / (tf + norm);
+            }
+        }
+        for hit in hits.values_mut() {
+            hit.0 = (hit.0 / denominator).min(1.0);
+        }
+        hits
+    }
+
+    /// The plain keyword search: every document matching a query term.
+    fn search_terms(&self, query: &str) -> HashMap<AtomId, KeywordHit> {
         let mut hits: HashMap<AtomId, KeywordHit> = HashMap::new();
         let mut terms = query_tokens(query);
         terms.sort();
@@ -125,6 +221,7 @@ impl KeywordIndex {
                 let hit = hits.entry(id).or_insert(KeywordHit {
                     coverage: 0.0,
                     bm25: 0.0,
+                    translated: 0.0,
                 });
                 hit.coverage += weight * idf;
                 hit.bm25 += weight * idf * tfn;
@@ -164,6 +261,30 @@ mod tests {
             .unwrap();
         assert_eq!(*best.0, AtomId(0));
         assert!(idx.search("PostgreSQL").get(&AtomId(0)).unwrap().coverage > 0.9);
+    }
+
+    #[test]
+    fn dictionary_translation_crosses_languages() {
+        let idx = index(&[
+            "The spare key is with our neighbour at number 12",
+            "專案用 PostgreSQL 16 做主資料庫",
+            "Trash pickup is on Tuesday",
+        ]);
+        let hits = idx.search("備用鑰匙");
+        let hit = hits.get(&AtomId(0)).expect("the English memory is found");
+        assert!(
+            hit.translated > 0.9 && hit.coverage == hit.translated,
+            "{hit:?}"
+        );
+        let hits = idx.search("main database");
+        assert!(
+            hits.get(&AtomId(1)).is_some_and(|h| h.translated > 0.5),
+            "{hits:?}"
+        );
+        // a query in the memory's own language needs no translation
+        let plain = idx.search("trash pickup")[&AtomId(2)];
+        assert!(plain.coverage > 0.9);
+        assert!(!idx.search("備用鑰匙").contains_key(&AtomId(2)));
     }
 
     #[test]
@@ -222,7 +343,7 @@ mod tests {
             }
             prop_assume!(!live.is_empty());
             let want = brute_bm25(&live, &query);
-            let got = idx.search(&query);
+            let got = idx.search_terms(&query);
             prop_assert_eq!(got.len(), want.len());
             for (id, score) in want {
                 let hit = got[&id];

@@ -4,6 +4,7 @@
 //! signal (time words, recency). Categorical and chain signals read the
 //! atoms directly.
 
+pub mod dictionary;
 pub mod keyword;
 pub mod temporal;
 pub mod tokenize;

@@ -7,15 +7,12 @@
 //! - CJK runs: split at function words (的, 了, 什麼, 來著…), then every
 //!   overlapping character bigram plus every single character (unigrams are
 //!   weighted down at query time; see [`is_unigram`]).
-//! - Concepts: a bilingual glossary (`glossary.txt`) maps English words and
-//!   Chinese terms to shared concept tokens (`⟪database⟫`), appended to the
-//!   terms of any text that mentions either side, so that "database
-//!   password" and 資料庫密碼 share terms.
+//! - Across languages: queries are translated with a real dictionary
+//!   ([`super::dictionary`], CC-CEDICT); the hand-written concept glossary
+//!   that was here is gone (on a set written after it, it changed nothing).
 
-use std::collections::HashMap;
 use std::sync::LazyLock;
 
-use aho_corasick::{AhoCorasick, MatchKind};
 use rust_stemmers::{Algorithm, Stemmer};
 
 static STEMMER: LazyLock<Stemmer> = LazyLock::new(|| Stemmer::create(Algorithm::English));
@@ -152,90 +149,20 @@ pub fn fold(text: &str) -> String {
     simplified
 }
 
-const GLOSSARY_TEXT: &str = include_str!("glossary.txt");
-
-/// The concept glossary, parsed once.
-struct Glossary {
-    /// Concept token per concept.
-    names: Vec<String>,
-    /// Stemmed English word or two-word phrase → concepts.
-    english: HashMap<String, Vec<usize>>,
-    /// Folded Chinese terms (two characters or more) and their concepts.
-    chinese: AhoCorasick,
-    chinese_concepts: Vec<Vec<usize>>,
-}
-
-fn stem_phrase(phrase: &str) -> String {
-    phrase
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(|w| STEMMER.stem(&w.to_lowercase()).into_owned())
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
-static GLOSSARY: LazyLock<Glossary> = LazyLock::new(|| {
-    let mut names = Vec::new();
-    let mut english: HashMap<String, Vec<usize>> = HashMap::new();
-    let mut terms: Vec<String> = Vec::new();
-    let mut chinese_concepts: Vec<Vec<usize>> = Vec::new();
-    for line in GLOSSARY_TEXT.lines() {
-        let line = line.trim();
-        let Some((en, zh)) = line.split_once('=').filter(|_| !line.starts_with('#')) else {
-            continue;
-        };
-        let concept = names.len();
-        let words: Vec<&str> = en
-            .split(',')
-            .map(str::trim)
-            .filter(|w| !w.is_empty())
-            .collect();
-        names.push(format!("⟪{}⟫", words.first().copied().unwrap_or("?")));
-        for word in words {
-            english.entry(stem_phrase(word)).or_default().push(concept);
-        }
-        for term in zh.split(',').map(|t| fold(t.trim())) {
-            if term.chars().count() < 2 || !term.chars().any(is_cjk) {
-                continue;
-            }
-            match terms.iter().position(|t| *t == term) {
-                Some(at) => chinese_concepts[at].push(concept),
-                None => {
-                    terms.push(term);
-                    chinese_concepts.push(vec![concept]);
-                }
-            }
-        }
-    }
-    let chinese = AhoCorasick::builder()
-        .match_kind(MatchKind::LeftmostLongest)
-        .build(&terms)
-        .expect("glossary terms build an automaton");
-    Glossary {
-        names,
-        english,
-        chinese,
-        chinese_concepts,
-    }
-});
-
 /// Terms of a text to index.
 pub fn tokens(text: &str) -> Vec<String> {
-    tokenize(text, false)
+    tokenize(text)
 }
 
-/// Terms of a query: like [`tokens`], but an English word the glossary knows
-/// is represented by its concept alone (indexed English text carries both,
-/// so it still matches, and a Chinese memory matches it as well as an
-/// English one).
+/// Terms of a query: the same as a text's (cross-lingual matching is the
+/// dictionary's, [`super::dictionary`]).
 pub fn query_tokens(text: &str) -> Vec<String> {
-    tokenize(text, true)
+    tokenize(text)
 }
 
-fn tokenize(text: &str, query: bool) -> Vec<String> {
+fn tokenize(text: &str) -> Vec<String> {
     let folded = fold(text);
     let mut out = Vec::new();
-    let mut latin = Vec::new();
     let mut run = String::new();
     let mut run_is_cjk = false;
     for c in folded.chars().chain(std::iter::once(' ')) {
@@ -246,77 +173,51 @@ fn tokenize(text: &str, query: bool) -> Vec<String> {
             run_is_cjk = cjk;
             continue;
         }
-        flush(&mut run, run_is_cjk, &mut out, &mut latin);
+        flush(&mut run, run_is_cjk, &mut out);
         if cjk || word {
             run.push(c);
             run_is_cjk = cjk;
         }
     }
-    concepts(&folded, &latin, query, &mut out);
     out
 }
 
-/// Appends the concept token of every glossary entry the text mentions (once
-/// each); with `replace`, drops the English words those concepts stand for.
-fn concepts(folded: &str, latin: &[(String, Option<usize>)], replace: bool, out: &mut Vec<String>) {
-    let glossary = &*GLOSSARY;
-    let mut found: Vec<usize> = Vec::new();
-    let mut covered: Vec<usize> = Vec::new();
-    for (i, (stem, at)) in latin.iter().enumerate() {
-        if let Some(cs) = glossary.english.get(stem) {
-            found.extend(cs);
-            covered.extend(*at);
-        }
-        if let Some((next, next_at)) = latin.get(i + 1) {
-            let pair = format!("{stem} {next}");
-            if let Some(cs) = glossary.english.get(&pair) {
-                found.extend(cs);
-                covered.extend(*at);
-                covered.extend(*next_at);
-            }
-        }
-    }
-    if replace {
-        covered.sort_unstable();
-        covered.dedup();
-        for at in covered.into_iter().rev() {
-            out.remove(at);
-        }
-    }
-    for m in glossary.chinese.find_iter(folded) {
-        found.extend(&glossary.chinese_concepts[m.pattern().as_usize()]);
-    }
-    found.sort_unstable();
-    found.dedup();
-    out.extend(found.into_iter().map(|c| glossary.names[c].clone()));
-}
-
-/// Latin words: their stems and where they went in `out` (stop words: nowhere).
-type Latin = Vec<(String, Option<usize>)>;
-
-fn flush(run: &mut String, cjk: bool, out: &mut Vec<String>, latin: &mut Latin) {
+fn flush(run: &mut String, cjk: bool, out: &mut Vec<String>) {
     if run.is_empty() {
         return;
     }
     if cjk {
         cjk_terms(run, out);
-    } else {
-        let stem = STEMMER.stem(run).into_owned();
-        let at = (!EN_STOP.contains(&run.as_str())).then(|| {
-            out.push(stem.clone());
-            out.len() - 1
-        });
-        latin.push((stem, at));
+    } else if !EN_STOP.contains(&run.as_str()) {
+        out.push(STEMMER.stem(run).into_owned());
     }
     run.clear();
 }
 
-fn cjk_terms(run: &str, out: &mut Vec<String>) {
+/// A folded CJK run split at function words (的, 了, 什么, 来着…).
+pub fn zh_pieces(run: &str) -> Vec<String> {
     let mut text = run.to_owned();
     for word in ZH_STOP_WORDS {
         text = text.replace(word, " ");
     }
-    for piece in text.split(|c: char| c == ' ' || ZH_STOP_CHARS.contains(&c)) {
+    text.split(|c: char| c == ' ' || ZH_STOP_CHARS.contains(&c))
+        .filter(|p| !p.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+/// The Snowball English stem of a lower-case word, as the index keeps it.
+pub fn stem(word: &str) -> String {
+    STEMMER.stem(word).into_owned()
+}
+
+/// An English stop word (never an index term).
+pub fn stop_word(word: &str) -> bool {
+    EN_STOP.contains(&word)
+}
+
+fn cjk_terms(run: &str, out: &mut Vec<String>) {
+    for piece in zh_pieces(run) {
         let chars: Vec<char> = piece.chars().collect();
         for (i, c) in chars.iter().enumerate() {
             out.push(c.to_string());
@@ -345,10 +246,7 @@ mod tests {
 
     #[test]
     fn latin_words_are_stemmed_and_stopped() {
-        assert_eq!(
-            tokens("The Databases are Running"),
-            vec!["databas", "run", "⟪database⟫"]
-        );
+        assert_eq!(tokens("The Databases are Running"), vec!["databas", "run"]);
         assert_eq!(tokens("ＰｏｓｔｇｒｅＳＱＬ 16"), vec!["postgresql", "16"]);
     }
 
@@ -363,26 +261,6 @@ mod tests {
 
     #[test]
     fn mixed_scripts_split_cleanly() {
-        assert_eq!(
-            tokens("用K8s部署"),
-            vec!["用", "k8s", "部", "部署", "署", "⟪deploy⟫"]
-        );
-    }
-
-    #[test]
-    fn concepts_cross_languages() {
-        let has = |text: &str, concept: &str| tokens(text).contains(&concept.to_owned());
-        for (en, zh, concept) in [
-            ("database password", "資料庫密碼", "⟪password⟫"),
-            ("database password", "数据库密码", "⟪database⟫"),
-            ("code review rules", "程式碼審查", "⟪review⟫"),
-            ("soft delete", "軟刪除", "⟪soft delete⟫"),
-            ("we log in with OAuth", "登入用 OAuth", "⟪login⟫"),
-        ] {
-            assert!(has(en, concept), "{en} → {concept}: {:?}", tokens(en));
-            assert!(has(zh, concept), "{zh} → {concept}: {:?}", tokens(zh));
-        }
-        // One-character Chinese words are too ambiguous to carry a concept.
-        assert!(!has("今天", "⟪day⟫"));
+        assert_eq!(tokens("用K8s部署"), vec!["用", "k8s", "部", "部署", "署"]);
     }
 }

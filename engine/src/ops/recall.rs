@@ -100,6 +100,9 @@ const GRAPH_WEIGHT: f64 = 0.25;
 #[derive(Clone, Copy, Default)]
 struct Relevance {
     keyword: f64,
+    /// The keyword coverage of the dictionary-translated query (part of
+    /// `keyword`, which is the larger of the two; shown by `--explain`).
+    translation: f64,
     semantic: f64,
     chain: f64,
     bm25: f64,
@@ -323,13 +326,22 @@ impl<B: Backend> Memory<B> {
         let Some(index) = self.indexes.keyword(&req.scope.tenant_id) else {
             return out;
         };
-        for (id, KeywordHit { coverage, bm25 }) in index.search(text) {
+        for (
+            id,
+            KeywordHit {
+                coverage,
+                bm25,
+                translated,
+            },
+        ) in index.search(text)
+        {
             let Some(atom) = self.state.atom(id) else {
                 continue;
             };
             if self.recallable(atom, req) {
                 let entry = out.entry(id).or_default();
                 entry.keyword = entry.keyword.max(coverage);
+                entry.translation = entry.translation.max(translated);
                 entry.bm25 = entry.bm25.max(bm25);
             } else if atom.superseded_by.is_some()
                 && coverage >= CHAIN_MIN_COVERAGE
@@ -471,6 +483,9 @@ fn fuse(
     let parts = [
         ("semantic", rel.semantic, share(rel.semantic)),
         ("keyword", rel.keyword, share(rel.keyword)),
+        // Already inside `keyword` (its value is the larger of the plain and
+        // the translated coverage): shown, never counted twice.
+        ("translation", rel.translation, 0.0),
         ("graph", rel.graph, share(graph)),
         (
             "chain",

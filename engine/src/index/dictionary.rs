@@ -1,0 +1,313 @@
+//! Cross-lingual query translation from a real bilingual dictionary:
+//! CC-CEDICT (MDBG, CC BY-SA 4.0, `cedict/`), turned by build.rs into two
+//! sorted tables — simplified headword → short English senses, and English
+//! sense → the headwords whose primary senses say it (at most six, words
+//! before single characters). Both are looked up by binary search over the
+//! tables as compiled into the engine; nothing is parsed per call.
+//!
+//! A query becomes a *structured query* (Pirkola 1998; Ballesteros & Croft
+//! 1997): each source word is one group whose alternatives are the word's
+//! own index terms and the index terms of each of its translations, so an
+//! ambiguous word with many translations counts once, and its many
+//! alternatives lower its idf instead of swamping the query.
+
+use std::sync::LazyLock;
+
+use super::tokenize::{fold, is_cjk, stem, stop_word, tokens, zh_pieces};
+
+static ZH: &str = include_str!(concat!(env!("OUT_DIR"), "/cedict_zh.tsv"));
+static EN: &str = include_str!(concat!(env!("OUT_DIR"), "/cedict_en.tsv"));
+
+/// Longest headword tried when segmenting, in characters.
+const MAX_WORD: usize = 6;
+/// Senses of a Chinese word used as its English translations.
+const SENSES: usize = 3;
+
+/// A sorted `key\tvalue` table and where each line starts.
+struct Table {
+    text: &'static str,
+    starts: Vec<u32>,
+}
+
+impl Table {
+    fn new(text: &'static str) -> Table {
+        let mut starts = vec![0u32];
+        starts.extend(
+            text.match_indices('\n')
+                .map(|(at, _)| at as u32 + 1)
+                .filter(|&at| (at as usize) < text.len()),
+        );
+        Table { text, starts }
+    }
+
+    fn line(&self, i: usize) -> (&'static str, &'static str) {
+        let start = self.starts[i] as usize;
+        let end = self
+            .starts
+            .get(i + 1)
+            .map_or(self.text.len(), |&e| e as usize - 1);
+        self.text[start..end]
+            .split_once('\t')
+            .unwrap_or((&self.text[start..end], ""))
+    }
+
+    fn get(&self, key: &str) -> Option<&'static str> {
+        let (mut lo, mut hi) = (0, self.starts.len());
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            let (k, v) = self.line(mid);
+            match k.cmp(key) {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+                std::cmp::Ordering::Equal => return Some(v),
+            }
+        }
+        None
+    }
+}
+
+static ZH_TABLE: LazyLock<Table> = LazyLock::new(|| Table::new(ZH));
+static EN_TABLE: LazyLock<Table> = LazyLock::new(|| Table::new(EN));
+
+/// Builds both tables (the pre-initialised component does it once).
+pub fn warm() {
+    let _ = ZH_TABLE.get("词典");
+    let _ = EN_TABLE.get("dictionary");
+}
+
+/// English senses of a Chinese word (simplified, lower case), primary first.
+pub fn english(word: &str) -> Vec<&'static str> {
+    ZH_TABLE
+        .get(word)
+        .map(|senses| senses.split('/').take(SENSES).collect())
+        .unwrap_or_default()
+}
+
+/// Chinese words for an English word or short phrase (lower case).
+pub fn chinese(phrase: &str) -> Vec<&'static str> {
+    EN_TABLE
+        .get(phrase)
+        .map(|heads| heads.split(' ').collect())
+        .unwrap_or_default()
+}
+
+/// Dictionary words of a folded CJK piece by forward maximum matching;
+/// characters no word covers come alone.
+pub fn segment(piece: &str) -> Vec<String> {
+    let chars: Vec<char> = piece.chars().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let longest = (2..=MAX_WORD.min(chars.len() - i)).rev().find(|&n| {
+            let word: String = chars[i..i + n].iter().collect();
+            ZH_TABLE.get(&word).is_some()
+        });
+        let n = longest.unwrap_or(1);
+        out.push(chars[i..i + n].iter().collect());
+        i += n;
+    }
+    out
+}
+
+/// One source word of a query and what stands for it in the index.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Group {
+    /// The word as the query wrote it (folded).
+    pub source: String,
+    /// Weight in the query (a lone CJK character says little).
+    pub weight: f64,
+    /// Each alternative matches a document holding all its index terms:
+    /// the word itself first, then its translations.
+    pub alternatives: Vec<Vec<String>>,
+    /// The translations, as words, for `--explain`.
+    pub translations: Vec<String>,
+}
+
+/// Index terms of a dictionary word or sense, without lone characters when
+/// the word is longer (its bigrams say it).
+fn terms_of(text: &str) -> Vec<String> {
+    let all: Vec<String> = tokens(text);
+    let multi: Vec<String> = all
+        .iter()
+        .filter(|t| !(t.chars().count() == 1 && t.chars().all(is_cjk)))
+        .cloned()
+        .collect();
+    let mut terms = if multi.is_empty() { all } else { multi };
+    terms.sort();
+    terms.dedup();
+    terms
+}
+
+/// The query as groups, one per source word, each with the word's
+/// dictionary translations; `None` when no word of it has a translation
+/// (the plain keyword search then says everything).
+pub fn translate(query: &str) -> Option<Vec<Group>> {
+    let folded = fold(query);
+    let mut groups: Vec<Group> = Vec::new();
+    let mut latin: Vec<String> = Vec::new();
+    let mut run = String::new();
+    let mut run_is_cjk = false;
+    fn flush(run: &mut String, cjk: bool, groups: &mut Vec<Group>, latin: &mut Vec<String>) {
+        if run.is_empty() {
+            return;
+        }
+        if cjk {
+            latin_groups(latin, groups);
+            for piece in zh_pieces(run) {
+                for word in segment(&piece) {
+                    groups.push(chinese_group(&word));
+                }
+            }
+        } else {
+            latin.push(run.clone());
+        }
+        run.clear();
+    }
+    for c in folded.chars().chain(std::iter::once(' ')) {
+        let cjk = is_cjk(c);
+        let word = !cjk && c.is_alphanumeric();
+        if (cjk || word) && (run.is_empty() || run_is_cjk == cjk) {
+            run.push(c);
+            run_is_cjk = cjk;
+            continue;
+        }
+        flush(&mut run, run_is_cjk, &mut groups, &mut latin);
+        if cjk || word {
+            run.push(c);
+            run_is_cjk = cjk;
+        }
+    }
+    latin_groups(&mut latin, &mut groups);
+    groups.retain(|g| !g.alternatives.is_empty());
+    groups
+        .iter()
+        .any(|g| !g.translations.is_empty())
+        .then_some(groups)
+}
+
+fn chinese_group(word: &str) -> Group {
+    let own = terms_of(word);
+    let single = word.chars().count() == 1;
+    let mut group = Group {
+        source: word.to_owned(),
+        weight: if single { 0.3 } else { 1.0 },
+        alternatives: if own.is_empty() {
+            Vec::new()
+        } else {
+            vec![own]
+        },
+        translations: Vec::new(),
+    };
+    if !single {
+        for sense in english(word) {
+            let terms = terms_of(sense);
+            if !terms.is_empty() && !group.alternatives.contains(&terms) {
+                group.alternatives.push(terms);
+                group.translations.push(sense.to_owned());
+            }
+        }
+    }
+    group
+}
+
+/// English words of a query (lower case) as groups: a two-word phrase the
+/// dictionary knows is one group; a plural is tried as its singular.
+fn latin_groups(words: &mut Vec<String>, groups: &mut Vec<Group>) {
+    let mut i = 0;
+    while i < words.len() {
+        let word = &words[i];
+        if let Some(next) = words.get(i + 1) {
+            let phrase = format!("{word} {next}");
+            let heads = chinese(&phrase);
+            if !heads.is_empty() {
+                groups.push(english_group(&phrase, &heads));
+                i += 2;
+                continue;
+            }
+        }
+        if !stop_word(word) {
+            let mut heads = chinese(word);
+            if heads.is_empty()
+                && let Some(singular) = word.strip_suffix('s')
+            {
+                heads = chinese(singular);
+            }
+            groups.push(english_group(word, &heads));
+        }
+        i += 1;
+    }
+    words.clear();
+}
+
+fn english_group(phrase: &str, heads: &[&'static str]) -> Group {
+    let own: Vec<String> = phrase
+        .split(' ')
+        .filter(|w| !stop_word(w))
+        .map(stem)
+        .collect();
+    let mut group = Group {
+        source: phrase.to_owned(),
+        weight: 1.0,
+        alternatives: if own.is_empty() {
+            Vec::new()
+        } else {
+            vec![own]
+        },
+        translations: Vec::new(),
+    };
+    for head in heads {
+        let terms = terms_of(head);
+        if !terms.is_empty() && !group.alternatives.contains(&terms) {
+            group.alternatives.push(terms);
+            group.translations.push((*head).to_owned());
+        }
+    }
+    group
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn both_tables_answer() {
+        assert!(english("数据库").contains(&"database"));
+        assert!(chinese("database").contains(&"数据库"));
+        assert!(english("不存在的词语").is_empty());
+        assert!(chinese("no such sense here").is_empty());
+    }
+
+    #[test]
+    fn segmentation_takes_the_longest_words() {
+        assert_eq!(segment("备用钥匙"), vec!["备用", "钥匙"]);
+        assert_eq!(segment("数据库备份"), vec!["数据库", "备份"]);
+    }
+
+    #[test]
+    fn a_chinese_query_carries_english_alternatives() {
+        let groups = translate("備用鑰匙").expect("translated");
+        let key = groups.iter().find(|g| g.source == "钥匙").unwrap();
+        assert!(
+            key.alternatives.contains(&vec!["key".to_owned()]),
+            "{key:?}"
+        );
+        assert_eq!(key.alternatives[0], vec!["钥匙".to_owned()]);
+    }
+
+    #[test]
+    fn an_english_query_carries_chinese_alternatives() {
+        let groups = translate("database backup").expect("translated");
+        let db = groups.iter().find(|g| g.source == "database").unwrap();
+        assert!(db.translations.iter().any(|t| t == "数据库"), "{db:?}");
+        // a known two-word phrase is one group
+        let groups = translate("blood pressure").expect("translated");
+        assert_eq!(groups.len(), 1);
+        assert!(groups[0].translations.iter().any(|t| t == "血压"));
+    }
+
+    #[test]
+    fn nothing_to_translate() {
+        assert_eq!(translate("PostgreSQL 16"), None);
+        assert_eq!(translate(""), None);
+    }
+}
