@@ -75,7 +75,7 @@ fn half_of(text: &str) -> &'static str {
         h ^= u64::from(b);
         h = h.wrapping_mul(0x0100_0000_01b3);
     }
-    if h % 2 == 0 { "A" } else { "B" }
+    if h.is_multiple_of(2) { "A" } else { "B" }
 }
 
 struct Query {
