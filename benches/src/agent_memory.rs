@@ -232,6 +232,7 @@ fn main() {
     println!("| system | query type | queries | nDCG@10 | Recall@5 |");
     println!("| --- | --- | --- | --- | --- |");
     let only = std::env::var("ONLY").ok();
+    let mut latency = Vec::new();
     let verbose = std::env::var_os("VERBOSE").is_some();
     for (name, signals) in systems {
         if only.as_deref().is_some_and(|o| o != name) {
@@ -240,6 +241,9 @@ fn main() {
         let mut s = store(set, signals, &embedder);
         // type (and half) → (n, ndcg sum, recall sum)
         let mut per: BTreeMap<String, (usize, f64, f64)> = BTreeMap::new();
+        // recall wall time per query (embeddings come from the cache, so
+        // this is the engine's own work: parsing, indexes, fusion)
+        let mut times: Vec<f64> = Vec::new();
         for q in &queries {
             let req = RecallRequest {
                 query: q.text.clone(),
@@ -247,7 +251,9 @@ fn main() {
                 scope: s.scope.clone(),
                 ..Default::default()
             };
+            let started = std::time::Instant::now();
             let hits = s.memory.recall(&req).unwrap().atoms;
+            times.push(started.elapsed().as_secs_f64() * 1e3);
             let ranked: Vec<String> = hits
                 .iter()
                 .map(|h| s.label_of[&h.atom_id.to_string()].clone())
@@ -282,6 +288,12 @@ fn main() {
                 }
             }
         }
+        times.sort_by(f64::total_cmp);
+        latency.push(format!(
+            "{name}: recall median {:.3} ms, p95 {:.3} ms",
+            times[times.len() / 2],
+            times[times.len() * 95 / 100]
+        ));
         let kinds = set
             .types
             .iter()
@@ -302,6 +314,10 @@ fn main() {
                 }
             }
         }
+    }
+    println!();
+    for line in latency {
+        println!("{line}");
     }
     embedder.save();
 }

@@ -34,6 +34,8 @@ impl Guest for Component {
         // The secret rules too: compiled once here, they are in the snapshot
         // and no call pays for compiling them.
         crate::text::secrets::warm();
+        // And the dictionary's line tables (cross-lingual recall).
+        crate::index::dictionary::warm();
         // The instance is about to be snapshot: wasi-libc must forget the
         // directory handles it cached, or the restored instance would use
         // handles that belong to this one.

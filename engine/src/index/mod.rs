@@ -73,7 +73,15 @@ impl Indexes {
             .entry(atom.scope.tenant_id.clone())
             .or_insert_with(|| VectorIndex::new(vectors.dim as usize));
         match vectors.rows.get(&atom.id) {
-            Some(row) if !atom.exposure.destroyed() => tenant_vectors.insert(atom.id, row),
+            Some(row) if !atom.exposure.destroyed() => {
+                let cjk = atom
+                    .content
+                    .chars()
+                    .filter(|c| tokenize::is_cjk(*c))
+                    .count()
+                    >= 2;
+                tenant_vectors.insert_scripted(atom.id, row, cjk)
+            }
             _ => tenant_vectors.remove(atom.id),
         }
         let keyword = self

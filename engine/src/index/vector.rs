@@ -7,6 +7,17 @@
 //! exact score is re-scored: the result equals a brute-force scan over the
 //! stored vectors, not an approximation of it. An ANN structure can replace
 //! the scan behind [`VectorIndex::search`] later.
+//!
+//! Language-neutral scoring ([`VectorIndex::search_neutral`]): multilingual
+//! encoders keep a per-language offset (Libovický et al. 2020), so a
+//! Chinese query sits closer to any Chinese memory than to the English one
+//! that answers it. Each row belongs to a script bucket (CJK: two or more
+//! CJK characters; other); once both buckets of a tenant hold
+//! [`MIN_BUCKET`] rows, query and rows are centred on their own bucket's
+//! mean before the cosine: `cos(q − m_q, d − m_d)`. The means are frozen
+//! and re-taken when a bucket doubles or halves (every row's `d·m` is then
+//! recomputed), so the cost per write stays constant on average; the scan
+//! is the same int8 scan with the same per-row error bound, scaled.
 
 use std::collections::HashMap;
 
@@ -15,6 +26,9 @@ use crate::state::Vectors;
 
 /// Slack for float rounding in the error bound.
 const ROUNDING: f32 = 1e-4;
+
+/// Rows each script bucket needs before scoring is language-neutral.
+pub const MIN_BUCKET: usize = 20;
 
 #[derive(Debug, Default, Clone)]
 pub struct VectorIndex {
@@ -29,6 +43,17 @@ pub struct VectorIndex {
     residuals: Vec<f32>,
     /// `ids.len() × dim` exact values (decoded from the stored f16).
     exact: Vec<f32>,
+    /// Per row: its script bucket (1: CJK, 0: other), ‖d‖², and d·m of its
+    /// bucket's frozen mean.
+    buckets: Vec<u8>,
+    squares: Vec<f32>,
+    dm: Vec<f32>,
+    /// Per bucket: the sum of its rows, their number, the frozen mean (empty
+    /// below [`MIN_BUCKET`]) and the row count it was taken at.
+    sums: [Vec<f64>; 2],
+    counts: [usize; 2],
+    means: [Vec<f32>; 2],
+    frozen: [usize; 2],
 }
 
 /// Symmetric per-vector int8 quantisation: codes, scale, ‖x̂‖, ‖x − x̂‖.
@@ -46,6 +71,11 @@ fn quantize(v: &[f32]) -> (Vec<i8>, f32, f32, f32) {
         residual += (x - q) * (x - q);
     }
     (codes, scale, norm.sqrt(), residual.sqrt())
+}
+
+/// A dot product (0 against an empty vector: no mean yet).
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
 fn int_dot(a: &[i8], b: &[i8]) -> i32 {
@@ -75,12 +105,18 @@ impl VectorIndex {
         self.slot.contains_key(&id)
     }
 
-    /// Adds or replaces a row from its stored (f16) bytes.
+    /// Adds or replaces a row from its stored (f16) bytes (script: other).
     pub fn insert(&mut self, id: AtomId, stored: &[u8]) {
+        self.insert_scripted(id, stored, false);
+    }
+
+    /// Adds or replaces a row, in the CJK bucket or the other.
+    pub fn insert_scripted(&mut self, id: AtomId, stored: &[u8], cjk: bool) {
         let v = Vectors::decode(stored);
         if v.len() != self.dim {
             return;
         }
+        self.remove(id);
         let (codes, scale, norm, residual) = quantize(&v);
         let at = match self.slot.get(&id) {
             Some(&at) => at,
@@ -91,6 +127,9 @@ impl VectorIndex {
                 self.scales.push(0.0);
                 self.norms.push(0.0);
                 self.residuals.push(0.0);
+                self.buckets.push(0);
+                self.squares.push(0.0);
+                self.dm.push(0.0);
                 self.slot.insert(id, self.ids.len() - 1);
                 self.ids.len() - 1
             }
@@ -101,6 +140,45 @@ impl VectorIndex {
         self.scales[at] = scale;
         self.norms[at] = norm;
         self.residuals[at] = residual;
+        let b = usize::from(cjk);
+        self.buckets[at] = b as u8;
+        self.squares[at] = v.iter().map(|x| x * x).sum();
+        self.dm[at] = dot(&v, &self.means[b]);
+        self.sums[b].resize(d, 0.0);
+        for (s, x) in self.sums[b].iter_mut().zip(&v) {
+            *s += f64::from(*x);
+        }
+        self.counts[b] += 1;
+        self.refreeze(b);
+    }
+
+    /// Re-takes a bucket's mean when it first reaches [`MIN_BUCKET`] rows,
+    /// doubles or halves since the last time; drops it below the minimum.
+    fn refreeze(&mut self, b: usize) {
+        let (n, at) = (self.counts[b], self.frozen[b]);
+        if n < MIN_BUCKET {
+            if at != 0 {
+                self.means[b].clear();
+                self.frozen[b] = 0;
+            }
+            return;
+        }
+        if at != 0 && n < 2 * at && 2 * n > at {
+            return;
+        }
+        self.means[b] = self.sums[b].iter().map(|s| (s / n as f64) as f32).collect();
+        self.frozen[b] = n;
+        let d = self.dim;
+        for row in 0..self.ids.len() {
+            if usize::from(self.buckets[row]) == b {
+                self.dm[row] = dot(&self.exact[row * d..(row + 1) * d], &self.means[b]);
+            }
+        }
+    }
+
+    /// Whether scoring is language-neutral (both buckets have a mean).
+    pub fn neutral(&self) -> bool {
+        !self.means[0].is_empty() && !self.means[1].is_empty()
     }
 
     /// Removes a row (the last row moves into its place).
@@ -110,7 +188,18 @@ impl VectorIndex {
         };
         let last = self.ids.len() - 1;
         let d = self.dim;
+        let b = usize::from(self.buckets[at]);
+        for (s, x) in self.sums[b]
+            .iter_mut()
+            .zip(&self.exact[at * d..(at + 1) * d])
+        {
+            *s -= f64::from(*x);
+        }
+        self.counts[b] -= 1;
         if at != last {
+            self.buckets.swap(at, last);
+            self.squares.swap(at, last);
+            self.dm.swap(at, last);
             self.ids.swap(at, last);
             self.slot.insert(self.ids[at], at);
             self.codes.copy_within(last * d..(last + 1) * d, at * d);
@@ -125,11 +214,24 @@ impl VectorIndex {
         self.scales.pop();
         self.norms.pop();
         self.residuals.pop();
+        self.buckets.pop();
+        self.squares.pop();
+        self.dm.pop();
+        self.refreeze(b);
     }
 
     fn exact_score(&self, at: usize, query: &[f32]) -> f32 {
-        let row = &self.exact[at * self.dim..(at + 1) * self.dim];
-        row.iter().zip(query).map(|(x, y)| x * y).sum()
+        dot(&self.exact[at * self.dim..(at + 1) * self.dim], query)
+    }
+
+    fn transformed(
+        &self,
+        at: usize,
+        query: &[f32],
+        transform: impl Fn(usize) -> (f32, f32),
+    ) -> f32 {
+        let (offset, scale) = transform(at);
+        (self.exact_score(at, query) - offset) * scale
     }
 
     /// The `k` rows with the highest dot product with `query` among those
@@ -143,6 +245,56 @@ impl VectorIndex {
         if k == 0 || query.len() != self.dim || self.ids.is_empty() {
             return Vec::new();
         }
+        self.top_k(query, k, accept, |_| (0.0, 1.0))
+    }
+
+    /// Like [`search`](Self::search), but language-neutral when both script
+    /// buckets have a mean: the scores are then centred cosines, and the
+    /// flag says so. `cjk`: the query holds two or more CJK characters.
+    pub fn search_neutral(
+        &self,
+        query: &[f32],
+        k: usize,
+        accept: impl Fn(AtomId) -> bool,
+        cjk: bool,
+    ) -> (Vec<(AtomId, f32)>, bool) {
+        if !self.neutral() || k == 0 || query.len() != self.dim {
+            return (self.search(query, k, accept), false);
+        }
+        let centred: Vec<f32> = query
+            .iter()
+            .zip(&self.means[usize::from(cjk)])
+            .map(|(q, m)| q - m)
+            .collect();
+        let length = dot(&centred, &centred).sqrt();
+        if length < 1e-6 {
+            return (self.search(query, k, accept), false);
+        }
+        let offsets = [dot(&centred, &self.means[0]), dot(&centred, &self.means[1])];
+        let squares = [
+            dot(&self.means[0], &self.means[0]),
+            dot(&self.means[1], &self.means[1]),
+        ];
+        // cos(q', d − m_b) = (q'·d − q'·m_b) / (‖q'‖ · ‖d − m_b‖)
+        let transform = |at: usize| {
+            let b = usize::from(self.buckets[at]);
+            let norm = (self.squares[at] - 2.0 * self.dm[at] + squares[b])
+                .max(1e-6)
+                .sqrt();
+            (offsets[b], 1.0 / (length * norm))
+        };
+        (self.top_k(&centred, k, accept, transform), true)
+    }
+
+    /// The scan: per row, `(x·q − offset) · scale` with the `(offset, scale)`
+    /// `transform` gives, bounded, then the candidates re-scored exactly.
+    fn top_k(
+        &self,
+        query: &[f32],
+        k: usize,
+        accept: impl Fn(AtomId) -> bool,
+        transform: impl Fn(usize) -> (f32, f32),
+    ) -> Vec<(AtomId, f32)> {
         let (q_codes, q_scale, _, q_residual) = quantize(query);
         let q_len = query.iter().map(|x| x * x).sum::<f32>().sqrt();
         // (row, approximate score, error bound)
@@ -152,16 +304,17 @@ impl VectorIndex {
                 continue;
             }
             let codes = &self.codes[at * self.dim..(at + 1) * self.dim];
+            let (offset, scale) = transform(at);
             let score = int_dot(codes, &q_codes) as f32 * self.scales[at] * q_scale;
             // x·q = x̂·q̂ + x̂·(q − q̂) + (x − x̂)·q
             let bound = self.norms[at] * q_residual + self.residuals[at] * q_len + ROUNDING;
-            approx.push((at, score, bound));
+            approx.push((at, (score - offset) * scale, bound * scale));
         }
         approx.sort_by(|a, b| b.1.total_cmp(&a.1));
         let first = k.min(approx.len());
         let mut exact: Vec<(AtomId, f32)> = approx[..first]
             .iter()
-            .map(|&(at, _, _)| (self.ids[at], self.exact_score(at, query)))
+            .map(|&(at, _, _)| (self.ids[at], self.transformed(at, query, &transform)))
             .collect();
         let rank = |hits: &mut Vec<(AtomId, f32)>| {
             hits.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
@@ -170,7 +323,7 @@ impl VectorIndex {
         let threshold = exact.last().map_or(f32::NEG_INFINITY, |h| h.1);
         for &(at, score, bound) in &approx[first..] {
             if score + bound >= threshold {
-                exact.push((self.ids[at], self.exact_score(at, query)));
+                exact.push((self.ids[at], self.transformed(at, query, &transform)));
             }
         }
         rank(&mut exact);
@@ -248,6 +401,73 @@ mod tests {
             prop_assert_eq!(got.iter().map(|h| h.0).collect::<Vec<_>>(), want.iter().map(|h| h.0).collect::<Vec<_>>());
             for (g, w) in got.iter().zip(&want) {
                 prop_assert!((g.1 - w.1).abs() < 1e-6);
+            }
+        }
+    }
+
+    /// The naive oracle for language-neutral scoring: centred cosines from
+    /// the decoded rows and the index's own frozen means.
+    fn brute_neutral(
+        index: &VectorIndex,
+        rows: &[(AtomId, Vec<f32>, bool)],
+        query: &[f32],
+        cjk: bool,
+        k: usize,
+    ) -> Vec<(AtomId, f32)> {
+        let centre = |v: &[f32], b: bool| -> Vec<f32> {
+            v.iter()
+                .zip(&index.means[usize::from(b)])
+                .map(|(x, m)| x - m)
+                .collect()
+        };
+        let q = centre(query, cjk);
+        let mut all: Vec<(AtomId, f32)> = rows
+            .iter()
+            .map(|(id, v, b)| {
+                let d = centre(&Vectors::decode(&stored(v)), *b);
+                let cos = dot(&q, &d) / (dot(&q, &q).sqrt() * dot(&d, &d).sqrt().max(1e-3));
+                (*id, cos)
+            })
+            .collect();
+        all.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        all.truncate(k);
+        all
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+        #[test]
+        fn neutral_top_k_equals_brute_force(
+            raw in prop::collection::vec((prop::collection::vec(-1f32..1.0, 8), any::<bool>()), 40..140),
+            removed in prop::collection::vec(0usize..140, 0..30),
+            query in prop::collection::vec(-1f32..1.0, 8),
+            cjk in any::<bool>(),
+            k in 1usize..15,
+        ) {
+            let mut rows: Vec<(AtomId, Vec<f32>, bool)> = raw
+                .into_iter()
+                .enumerate()
+                .map(|(i, (v, b))| (AtomId(i as u128), unit(v), b))
+                .collect();
+            let mut index = VectorIndex::new(8);
+            for (id, v, b) in &rows {
+                index.insert_scripted(*id, &stored(v), *b);
+            }
+            for r in &removed {
+                index.remove(AtomId(*r as u128));
+            }
+            rows.retain(|(id, _, _)| !removed.contains(&(id.0 as usize)));
+            let both = [false, true].iter().all(|b| rows.iter().filter(|r| r.2 == *b).count() >= MIN_BUCKET);
+            let query = unit(query);
+            let (got, neutral) = index.search_neutral(&query, k, |_| true, cjk);
+            // Neutral exactly when both buckets hold enough rows.
+            prop_assert_eq!(neutral, both);
+            if neutral {
+                let want = brute_neutral(&index, &rows, &query, cjk, k);
+                for (g, w) in got.iter().zip(&want) {
+                    prop_assert!((g.1 - w.1).abs() < 1e-3, "{:?} vs {:?}", got, want);
+                }
+                prop_assert_eq!(got.len(), want.len());
             }
         }
     }
