@@ -332,10 +332,16 @@ fn human_output_errors_and_exit_codes() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("前端用 React 18"));
     // Across languages through the dictionary, keyword-only, and `--explain`
     // names the translated signal.
-    cli.raw(&["memorize", "The spare key is with our neighbour at number 12"]);
+    cli.raw(&[
+        "memorize",
+        "The spare key is with our neighbour at number 12",
+    ]);
     let out = cli.raw(&["recall", "備用鑰匙", "--explain"]);
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("The spare key is with our neighbour"), "{text}");
+    assert!(
+        text.contains("The spare key is with our neighbour"),
+        "{text}"
+    );
     assert!(text.contains("translation "), "{text}");
 
     let out = cli.raw(&["memorize", "   "]);
