@@ -276,6 +276,22 @@ fn dictionary() {
             }
         }
     }
+    // English writes compounds open, hyphenated or closed ("front end",
+    // "frontend"): a closed form no sense has leads to the open one's words.
+    let closed: Vec<(String, Vec<(usize, usize, String)>)> = en
+        .iter()
+        .filter(|(sense, _)| {
+            sense.contains(' ')
+                && sense
+                    .split(' ')
+                    .all(|w| w.chars().all(|c| c.is_ascii_lowercase()))
+        })
+        .map(|(sense, heads)| (sense.replace(' ', ""), heads.clone()))
+        .filter(|(joined, _)| !en.contains_key(joined))
+        .collect();
+    for (joined, heads) in closed {
+        en.entry(joined).or_insert(heads);
+    }
     let out_dir = std::env::var("OUT_DIR").unwrap();
     let mut out = String::new();
     for (head, senses) in &zh {

@@ -205,6 +205,13 @@ fn chinese_group(word: &str) -> Group {
                 group.alternatives.push(terms);
                 group.translations.push(sense.to_owned());
             }
+            // An open compound ("front end") may be written closed.
+            if sense.contains(' ') && sense.chars().all(|c| c.is_ascii_lowercase() || c == ' ') {
+                let closed = vec![stem(&sense.replace(' ', ""))];
+                if !group.alternatives.contains(&closed) {
+                    group.alternatives.push(closed);
+                }
+            }
         }
     }
     group
@@ -303,6 +310,19 @@ mod tests {
         let groups = translate("blood pressure").expect("translated");
         assert_eq!(groups.len(), 1);
         assert!(groups[0].translations.iter().any(|t| t == "血压"));
+        // a closed compound finds the open one's words, and back
+        let groups = translate("frontend").expect("translated");
+        assert!(
+            groups[0].translations.iter().any(|t| t == "前端"),
+            "{groups:?}"
+        );
+        let groups = translate("前端").expect("translated");
+        assert!(
+            groups[0]
+                .alternatives
+                .contains(&vec!["frontend".to_owned()]),
+            "{groups:?}"
+        );
     }
 
     #[test]
