@@ -171,6 +171,9 @@ fn check(id: &str, pattern: &str) {
 
 const CEDICT: &str = "src/index/cedict/cedict_1_0_ts_utf-8_mdbg.txt.gz";
 
+/// A headword under an English sense: (sense rank, length in characters, word).
+type Head = (usize, usize, String);
+
 /// The translations in one CC-CEDICT sense: its `;`-separated parts, each
 /// short (a word or a name, not an explanation) once its parentheses, a
 /// leading `to`/article and an `or …` tail are gone; no cross-references
@@ -243,8 +246,7 @@ fn dictionary() {
         .expect("CC-CEDICT decompresses");
     // simplified headword → senses; English sense → (sense rank, headword)
     let mut zh: std::collections::BTreeMap<String, Vec<String>> = Default::default();
-    let mut en: std::collections::BTreeMap<String, Vec<(usize, usize, String)>> =
-        Default::default();
+    let mut en: std::collections::BTreeMap<String, Vec<Head>> = Default::default();
     for line in text.lines().filter(|l| !l.starts_with('#')) {
         let Some((head, rest)) = line.split_once(" [") else {
             continue;
@@ -278,7 +280,7 @@ fn dictionary() {
     }
     // English writes compounds open, hyphenated or closed ("front end",
     // "frontend"): a closed form no sense has leads to the open one's words.
-    let closed: Vec<(String, Vec<(usize, usize, String)>)> = en
+    let closed: Vec<(String, Vec<Head>)> = en
         .iter()
         .filter(|(sense, _)| {
             sense.contains(' ')
