@@ -237,6 +237,17 @@ fn sense(raw: &str) -> Option<String> {
     ok.then_some(plain)
 }
 
+/// An English sense as the engine's index keeps English: each word's
+/// Snowball stem (the same crate the engine stems with).
+fn stems(sense: &str) -> String {
+    let stemmer = rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English);
+    sense
+        .split(' ')
+        .map(|w| stemmer.stem(w).into_owned())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 fn dictionary() {
     println!("cargo:rerun-if-changed={CEDICT}");
     let gz = std::fs::read(CEDICT).expect("the CC-CEDICT file");
@@ -272,7 +283,7 @@ fn dictionary() {
                 entry.push(s.clone());
             }
             if rank < 4 {
-                en.entry(s.clone())
+                en.entry(stems(s))
                     .or_default()
                     .push((rank, simp.chars().count(), simp.clone()));
             }
@@ -280,6 +291,7 @@ fn dictionary() {
     }
     // English writes compounds open, hyphenated or closed ("front end",
     // "frontend"): a closed form no sense has leads to the open one's words.
+    let stemmer = rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English);
     let closed: Vec<(String, Vec<Head>)> = en
         .iter()
         .filter(|(sense, _)| {
@@ -288,7 +300,12 @@ fn dictionary() {
                     .split(' ')
                     .all(|w| w.chars().all(|c| c.is_ascii_lowercase()))
         })
-        .map(|(sense, heads)| (sense.replace(' ', ""), heads.clone()))
+        .map(|(sense, heads)| {
+            (
+                stemmer.stem(&sense.replace(' ', "")).into_owned(),
+                heads.clone(),
+            )
+        })
         .filter(|(joined, _)| !en.contains_key(joined))
         .collect();
     for (joined, heads) in closed {

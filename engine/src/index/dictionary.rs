@@ -83,7 +83,8 @@ pub fn english(word: &str) -> Vec<&'static str> {
         .unwrap_or_default()
 }
 
-/// Chinese words for an English word or short phrase (lower case).
+/// Chinese words for an English word or short phrase, as stems
+/// ("databas", "blood pressur").
 pub fn chinese(phrase: &str) -> Vec<&'static str> {
     EN_TABLE
         .get(phrase)
@@ -218,28 +219,22 @@ fn chinese_group(word: &str) -> Group {
 }
 
 /// English words of a query (lower case) as groups: a two-word phrase the
-/// dictionary knows is one group; a plural is tried as its singular.
+/// dictionary knows is one group. The English table is keyed by stems (as
+/// the index keeps English words), so "deployed" finds "to deploy".
 fn latin_groups(words: &mut Vec<String>, groups: &mut Vec<Group>) {
     let mut i = 0;
     while i < words.len() {
         let word = &words[i];
         if let Some(next) = words.get(i + 1) {
-            let phrase = format!("{word} {next}");
-            let heads = chinese(&phrase);
+            let heads = chinese(&format!("{} {}", stem(word), stem(next)));
             if !heads.is_empty() {
-                groups.push(english_group(&phrase, &heads));
+                groups.push(english_group(&format!("{word} {next}"), &heads));
                 i += 2;
                 continue;
             }
         }
         if !stop_word(word) {
-            let mut heads = chinese(word);
-            if heads.is_empty()
-                && let Some(singular) = word.strip_suffix('s')
-            {
-                heads = chinese(singular);
-            }
-            groups.push(english_group(word, &heads));
+            groups.push(english_group(word, &chinese(&stem(word))));
         }
         i += 1;
     }
@@ -279,7 +274,7 @@ mod tests {
     #[test]
     fn both_tables_answer() {
         assert!(english("数据库").contains(&"database"));
-        assert!(chinese("database").contains(&"数据库"));
+        assert!(chinese(&stem("database")).contains(&"数据库"));
         assert!(english("不存在的词语").is_empty());
         assert!(chinese("no such sense here").is_empty());
     }
@@ -310,6 +305,12 @@ mod tests {
         let groups = translate("blood pressure").expect("translated");
         assert_eq!(groups.len(), 1);
         assert!(groups[0].translations.iter().any(|t| t == "血压"));
+        // inflected forms find the dictionary's base form
+        let groups = translate("deployed").expect("translated");
+        assert!(
+            groups[0].translations.iter().any(|t| t == "部署"),
+            "{groups:?}"
+        );
         // a closed compound finds the open one's words, and back
         let groups = translate("frontend").expect("translated");
         assert!(
