@@ -115,6 +115,20 @@ pub fn tokenize(data: &[u8]) {
     }
     let _ = crate::index::tokenize::query_tokens(&text);
     let _ = crate::index::tokenize::fold(&text);
+    // The dictionary translation: every group has a source and an
+    // alternative, and searching with the text over itself finds it.
+    for group in crate::index::dictionary::translate(&text)
+        .into_iter()
+        .flatten()
+    {
+        assert!(!group.alternatives.is_empty(), "empty group from {text:?}");
+        assert!(group.alternatives.iter().all(|a| !a.is_empty()));
+    }
+    let mut index = crate::index::keyword::KeywordIndex::default();
+    index.insert(crate::atom::AtomId(1), &text);
+    for hit in index.search(&text).values() {
+        assert!((0.0..=1.0).contains(&hit.coverage) && hit.coverage >= hit.translated);
+    }
 }
 
 /// Operations from arbitrary bytes against the in-memory backend, with power
