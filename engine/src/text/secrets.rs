@@ -593,9 +593,12 @@ static OBJECT_ID: LazyLock<Regex> =
 /// (`ssh-ed25519 AAAA…`), subresource-integrity hashes (`sha384-…`) or
 /// `data:` URIs.
 fn random_token_findings(text: &str, out: &mut Vec<Finding>) {
+    // `=` only as padding at a run's end: `KEY=value` is two runs, so that
+    // redacting the value (another rule's) leaves the key's run as it was
+    // and a second pass finds nothing new.
     static RUN: LazyLock<Regex> =
-        LazyLock::new(|| Regex::new(r"[A-Za-z0-9+/=_.-]{20,}").expect("token run regex"));
-    for m in RUN.find_iter(text) {
+        LazyLock::new(|| Regex::new(r"[A-Za-z0-9+/_.-]+=*").expect("token run regex"));
+    for m in RUN.find_iter(text).filter(|m| m.len() >= 20) {
         let before = &text[..m.start()];
         if before.ends_with("base64,") || before.trim_end().ends_with("ssh-rsa") {
             continue;
