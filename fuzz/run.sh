@@ -47,6 +47,8 @@ PY
 status=0
 for t in "${targets[@]}"; do
   mkdir -p "corpus/$t" "regressions/$t"
+  # Earlier findings are in regressions/ already; only this run's count.
+  rm -rf "artifacts/$t"
   log="$(mktemp)"
   # -rss_limit_mb: the operations target holds a whole store in memory.
   if ! cargo +nightly fuzz run "$t" "corpus/$t" "seeds/$t" -- \
