@@ -248,6 +248,19 @@ fn stems(sense: &str) -> String {
         .join(" ")
 }
 
+/// A sorted table as `NAME.tsv` and its line starts as `NAME.idx` (u32
+/// little-endian), so the engine looks lines up without scanning the text.
+fn write_table(out_dir: &str, name: &str, table: &str) {
+    let mut starts: Vec<u8> = Vec::new();
+    let mut at = 0usize;
+    for line in table.split_inclusive('\n') {
+        starts.extend_from_slice(&(at as u32).to_le_bytes());
+        at += line.len();
+    }
+    std::fs::write(format!("{out_dir}/{name}.tsv"), table).unwrap();
+    std::fs::write(format!("{out_dir}/{name}.idx"), starts).unwrap();
+}
+
 fn dictionary() {
     println!("cargo:rerun-if-changed={CEDICT}");
     let gz = std::fs::read(CEDICT).expect("the CC-CEDICT file");
@@ -316,7 +329,7 @@ fn dictionary() {
     for (head, senses) in &zh {
         writeln!(out, "{head}\t{}", senses.join("/")).unwrap();
     }
-    std::fs::write(format!("{out_dir}/cedict_zh.tsv"), out).unwrap();
+    write_table(&out_dir, "cedict_zh", &out);
     let mut out = String::new();
     for (sense, mut heads) in en {
         // Primary senses first, then shorter words; single characters only
@@ -336,5 +349,5 @@ fn dictionary() {
         let heads = &heads[..heads.len().min(6)];
         writeln!(out, "{sense}\t{}", heads.join(" ")).unwrap();
     }
-    std::fs::write(format!("{out_dir}/cedict_en.tsv"), out).unwrap();
+    write_table(&out_dir, "cedict_en", &out);
 }

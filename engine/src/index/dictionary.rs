@@ -3,7 +3,8 @@
 //! sorted tables — simplified headword → short English senses, and English
 //! sense → the headwords whose primary senses say it (at most six, words
 //! before single characters). Both are looked up by binary search over the
-//! tables as compiled into the engine; nothing is parsed per call.
+//! tables and their line offsets as compiled into the engine; nothing is
+//! parsed or scanned at run time.
 //!
 //! A query becomes a *structured query* (Pirkola 1998; Ballesteros & Croft
 //! 1997): each source word is one group whose alternatives are the word's
@@ -11,48 +12,52 @@
 //! ambiguous word with many translations counts once, and its many
 //! alternatives lower its idf instead of swamping the query.
 
-use std::sync::LazyLock;
-
 use super::tokenize::{fold, is_cjk, stem, stop_word, tokens, zh_pieces};
 
-static ZH: &str = include_str!(concat!(env!("OUT_DIR"), "/cedict_zh.tsv"));
-static EN: &str = include_str!(concat!(env!("OUT_DIR"), "/cedict_en.tsv"));
+static ZH: Table = Table {
+    text: include_str!(concat!(env!("OUT_DIR"), "/cedict_zh.tsv")),
+    starts: include_bytes!(concat!(env!("OUT_DIR"), "/cedict_zh.idx")),
+};
+static EN: Table = Table {
+    text: include_str!(concat!(env!("OUT_DIR"), "/cedict_en.tsv")),
+    starts: include_bytes!(concat!(env!("OUT_DIR"), "/cedict_en.idx")),
+};
 
 /// Longest headword tried when segmenting, in characters.
 const MAX_WORD: usize = 6;
 /// Senses of a Chinese word used as its English translations.
 const SENSES: usize = 3;
 
-/// A sorted `key\tvalue` table and where each line starts.
+/// A sorted `key\tvalue` table and where each line starts (u32 LE, written
+/// by build.rs beside it: nothing is scanned at run time).
 struct Table {
     text: &'static str,
-    starts: Vec<u32>,
+    starts: &'static [u8],
 }
 
 impl Table {
-    fn new(text: &'static str) -> Table {
-        let mut starts = vec![0u32];
-        starts.extend(
-            text.match_indices('\n')
-                .map(|(at, _)| at as u32 + 1)
-                .filter(|&at| (at as usize) < text.len()),
-        );
-        Table { text, starts }
+    fn len(&self) -> usize {
+        self.starts.len() / 4
+    }
+
+    fn start(&self, i: usize) -> usize {
+        let b = &self.starts[i * 4..i * 4 + 4];
+        u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize
     }
 
     fn line(&self, i: usize) -> (&'static str, &'static str) {
-        let start = self.starts[i] as usize;
-        let end = self
-            .starts
-            .get(i + 1)
-            .map_or(self.text.len(), |&e| e as usize - 1);
-        self.text[start..end]
-            .split_once('\t')
-            .unwrap_or((&self.text[start..end], ""))
+        let start = self.start(i);
+        let end = if i + 1 < self.len() {
+            self.start(i + 1) - 1
+        } else {
+            self.text.len().saturating_sub(1).max(start)
+        };
+        let line = self.text[start..end].trim_end_matches('\n');
+        line.split_once('\t').unwrap_or((line, ""))
     }
 
     fn get(&self, key: &str) -> Option<&'static str> {
-        let (mut lo, mut hi) = (0, self.starts.len());
+        let (mut lo, mut hi) = (0, self.len());
         while lo < hi {
             let mid = (lo + hi) / 2;
             let (k, v) = self.line(mid);
@@ -66,19 +71,15 @@ impl Table {
     }
 }
 
-static ZH_TABLE: LazyLock<Table> = LazyLock::new(|| Table::new(ZH));
-static EN_TABLE: LazyLock<Table> = LazyLock::new(|| Table::new(EN));
-
-/// Builds both tables (the pre-initialised component does it once).
+/// Touches both tables (their pages are then in the pre-initialised image).
 pub fn warm() {
-    let _ = ZH_TABLE.get("词典");
-    let _ = EN_TABLE.get("dictionary");
+    let _ = ZH.get("词典");
+    let _ = EN.get("dictionari");
 }
 
 /// English senses of a Chinese word (simplified, lower case), primary first.
 pub fn english(word: &str) -> Vec<&'static str> {
-    ZH_TABLE
-        .get(word)
+    ZH.get(word)
         .map(|senses| senses.split('/').take(SENSES).collect())
         .unwrap_or_default()
 }
@@ -86,8 +87,7 @@ pub fn english(word: &str) -> Vec<&'static str> {
 /// Chinese words for an English word or short phrase, as stems
 /// ("databas", "blood pressur").
 pub fn chinese(phrase: &str) -> Vec<&'static str> {
-    EN_TABLE
-        .get(phrase)
+    EN.get(phrase)
         .map(|heads| heads.split(' ').collect())
         .unwrap_or_default()
 }
@@ -101,7 +101,7 @@ pub fn segment(piece: &str) -> Vec<String> {
     while i < chars.len() {
         let longest = (2..=MAX_WORD.min(chars.len() - i)).rev().find(|&n| {
             let word: String = chars[i..i + n].iter().collect();
-            ZH_TABLE.get(&word).is_some()
+            ZH.get(&word).is_some()
         });
         let n = longest.unwrap_or(1);
         out.push(chars[i..i + n].iter().collect());
