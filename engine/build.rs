@@ -239,8 +239,7 @@ fn sense(raw: &str) -> Option<String> {
 
 /// An English sense as the engine's index keeps English: each word's
 /// Snowball stem (the same crate the engine stems with).
-fn stems(sense: &str) -> String {
-    let stemmer = rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English);
+fn stems(stemmer: &rust_stemmers::Stemmer, sense: &str) -> String {
     sense
         .split(' ')
         .map(|w| stemmer.stem(w).into_owned())
@@ -262,6 +261,7 @@ fn write_table(out_dir: &str, name: &str, table: &str) {
 }
 
 fn dictionary() {
+    let stemmer = rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English);
     println!("cargo:rerun-if-changed={CEDICT}");
     let gz = std::fs::read(CEDICT).expect("the CC-CEDICT file");
     let mut text = String::new();
@@ -296,15 +296,16 @@ fn dictionary() {
                 entry.push(s.clone());
             }
             if rank < 4 {
-                en.entry(stems(s))
-                    .or_default()
-                    .push((rank, simp.chars().count(), simp.clone()));
+                en.entry(stems(&stemmer, s)).or_default().push((
+                    rank,
+                    simp.chars().count(),
+                    simp.clone(),
+                ));
             }
         }
     }
     // English writes compounds open, hyphenated or closed ("front end",
     // "frontend"): a closed form no sense has leads to the open one's words.
-    let stemmer = rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English);
     let closed: Vec<(String, Vec<Head>)> = en
         .iter()
         .filter(|(sense, _)| {

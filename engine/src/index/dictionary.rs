@@ -12,7 +12,7 @@
 //! ambiguous word with many translations counts once, and its many
 //! alternatives lower its idf instead of swamping the query.
 
-use super::tokenize::{fold, is_cjk, stem, stop_word, tokens, zh_pieces};
+use super::tokenize::{fold, is_cjk, runs, stem, stop_word, tokens, zh_pieces};
 
 static ZH: Table = Table {
     text: include_str!(concat!(env!("OUT_DIR"), "/cedict_zh.tsv")),
@@ -145,37 +145,19 @@ fn terms_of(text: &str) -> Vec<String> {
 pub fn translate(query: &str) -> Option<Vec<Group>> {
     let folded = fold(query);
     let mut groups: Vec<Group> = Vec::new();
+    // English words wait for the next CJK run (or the end): two of them may
+    // be one dictionary phrase.
     let mut latin: Vec<String> = Vec::new();
-    let mut run = String::new();
-    let mut run_is_cjk = false;
-    fn flush(run: &mut String, cjk: bool, groups: &mut Vec<Group>, latin: &mut Vec<String>) {
-        if run.is_empty() {
-            return;
-        }
+    for (run, cjk) in runs(&folded) {
         if cjk {
-            latin_groups(latin, groups);
+            latin_groups(&mut latin, &mut groups);
             for piece in zh_pieces(run) {
                 for word in segment(&piece) {
                     groups.push(chinese_group(&word));
                 }
             }
         } else {
-            latin.push(run.clone());
-        }
-        run.clear();
-    }
-    for c in folded.chars().chain(std::iter::once(' ')) {
-        let cjk = is_cjk(c);
-        let word = !cjk && c.is_alphanumeric();
-        if (cjk || word) && (run.is_empty() || run_is_cjk == cjk) {
-            run.push(c);
-            run_is_cjk = cjk;
-            continue;
-        }
-        flush(&mut run, run_is_cjk, &mut groups, &mut latin);
-        if cjk || word {
-            run.push(c);
-            run_is_cjk = cjk;
+            latin.push(run.to_owned());
         }
     }
     latin_groups(&mut latin, &mut groups);
@@ -186,32 +168,41 @@ pub fn translate(query: &str) -> Option<Vec<Group>> {
         .then_some(groups)
 }
 
+impl Group {
+    /// A group for a source word with its own index terms (none: the word
+    /// is all stop words, and only translations can stand for it).
+    fn new(source: &str, weight: f64, own: Vec<String>) -> Group {
+        Group {
+            source: source.to_owned(),
+            weight,
+            alternatives: if own.is_empty() {
+                Vec::new()
+            } else {
+                vec![own]
+            },
+            translations: Vec::new(),
+        }
+    }
+
+    /// Adds an alternative unless it is empty or already there; a named
+    /// translation is listed for `--explain`.
+    fn add(&mut self, terms: Vec<String>, translation: Option<&str>) {
+        if !terms.is_empty() && !self.alternatives.contains(&terms) {
+            self.alternatives.push(terms);
+            self.translations.extend(translation.map(str::to_owned));
+        }
+    }
+}
+
 fn chinese_group(word: &str) -> Group {
-    let own = terms_of(word);
     let single = word.chars().count() == 1;
-    let mut group = Group {
-        source: word.to_owned(),
-        weight: if single { 0.3 } else { 1.0 },
-        alternatives: if own.is_empty() {
-            Vec::new()
-        } else {
-            vec![own]
-        },
-        translations: Vec::new(),
-    };
+    let mut group = Group::new(word, if single { 0.3 } else { 1.0 }, terms_of(word));
     if !single {
         for sense in english(word) {
-            let terms = terms_of(sense);
-            if !terms.is_empty() && !group.alternatives.contains(&terms) {
-                group.alternatives.push(terms);
-                group.translations.push(sense.to_owned());
-            }
+            group.add(terms_of(sense), Some(sense));
             // An open compound ("front end") may be written closed.
             if sense.contains(' ') && sense.chars().all(|c| c.is_ascii_lowercase() || c == ' ') {
-                let closed = vec![stem(&sense.replace(' ', ""))];
-                if !group.alternatives.contains(&closed) {
-                    group.alternatives.push(closed);
-                }
+                group.add(vec![stem(&sense.replace(' ', ""))], None);
             }
         }
     }
@@ -247,22 +238,9 @@ fn english_group(phrase: &str, heads: &[&'static str]) -> Group {
         .filter(|w| !stop_word(w))
         .map(stem)
         .collect();
-    let mut group = Group {
-        source: phrase.to_owned(),
-        weight: 1.0,
-        alternatives: if own.is_empty() {
-            Vec::new()
-        } else {
-            vec![own]
-        },
-        translations: Vec::new(),
-    };
+    let mut group = Group::new(phrase, 1.0, own);
     for head in heads {
-        let terms = terms_of(head);
-        if !terms.is_empty() && !group.alternatives.contains(&terms) {
-            group.alternatives.push(terms);
-            group.translations.push((*head).to_owned());
-        }
+        group.add(terms_of(head), Some(head));
     }
     group
 }

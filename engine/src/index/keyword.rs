@@ -134,24 +134,32 @@ impl KeywordIndex {
                 None => return,
             }
         }
+        // Intersect from the shortest list: only candidates are kept.
         lists.sort_by_key(|l| l.len());
         let Some((first, rest)) = lists.split_first() else {
             return;
         };
-        let rest: Vec<HashMap<AtomId, u32>> =
-            rest.iter().map(|l| l.iter().copied().collect()).collect();
-        for &(id, tf) in first.iter() {
-            let mut least = tf;
-            if rest.iter().all(|r| {
-                r.get(&id).is_some_and(|&t| {
-                    least = least.min(t);
-                    true
-                })
-            }) {
-                let e = into.entry(id).or_default();
-                *e = (*e).max(least);
+        let mut found: HashMap<AtomId, u32> = first.iter().copied().collect();
+        for list in rest {
+            let mut both = HashMap::with_capacity(found.len());
+            for &(id, tf) in list.iter() {
+                if let Some(&least) = found.get(&id) {
+                    both.insert(id, least.min(tf));
+                }
             }
+            found = both;
         }
+        for (id, least) in found {
+            let e = into.entry(id).or_default();
+            *e = (*e).max(least);
+        }
+    }
+
+    /// BM25's saturated term frequency of `tf` in document `id`.
+    fn saturated(&self, id: AtomId, tf: u32, avg_len: f64) -> f64 {
+        let tf = f64::from(tf);
+        let norm = K1 * (1.0 - B + B * self.doc_len(id) / avg_len);
+        tf * (K1 + 1.0) / (tf + norm)
     }
 
     /// Coverage and BM25 of the structured query: each group once, its df
@@ -175,11 +183,9 @@ impl KeywordIndex {
             let idf = self.idf(matched.len());
             denominator += group.weight * idf;
             for (id, tf) in matched {
-                let tf = f64::from(tf);
-                let norm = K1 * (1.0 - B + B * self.doc_len(id) / avg_len);
                 let hit = hits.entry(id).or_default();
                 hit.0 += group.weight * idf;
-                hit.1 += group.weight * idf * tf * (K1 + 1.0) / (tf + norm);
+                hit.1 += group.weight * idf * self.saturated(id, tf, avg_len);
             }
         }
         for hit in hits.values_mut() {
@@ -215,9 +221,7 @@ impl KeywordIndex {
             }
             denominator += weight * idf;
             for &(id, tf) in postings.into_iter().flatten() {
-                let tf = f64::from(tf);
-                let norm = K1 * (1.0 - B + B * self.doc_len(id) / avg_len);
-                let tfn = tf * (K1 + 1.0) / (tf + norm);
+                let tfn = self.saturated(id, tf, avg_len);
                 let hit = hits.entry(id).or_insert(KeywordHit {
                     coverage: 0.0,
                     bm25: 0.0,

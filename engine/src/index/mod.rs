@@ -74,13 +74,7 @@ impl Indexes {
             .or_insert_with(|| VectorIndex::new(vectors.dim as usize));
         match vectors.rows.get(&atom.id) {
             Some(row) if !atom.exposure.destroyed() => {
-                let cjk = atom
-                    .content
-                    .chars()
-                    .filter(|c| tokenize::is_cjk(*c))
-                    .count()
-                    >= 2;
-                tenant_vectors.insert_scripted(atom.id, row, cjk)
+                tenant_vectors.insert_scripted(atom.id, row, tokenize::is_cjk_text(&atom.content))
             }
             _ => tenant_vectors.remove(atom.id),
         }

@@ -163,35 +163,43 @@ pub fn query_tokens(text: &str) -> Vec<String> {
 fn tokenize(text: &str) -> Vec<String> {
     let folded = fold(text);
     let mut out = Vec::new();
-    let mut run = String::new();
-    let mut run_is_cjk = false;
-    for c in folded.chars().chain(std::iter::once(' ')) {
-        let cjk = is_cjk(c);
-        let word = !cjk && c.is_alphanumeric();
-        if (cjk || word) && (run.is_empty() || run_is_cjk == cjk) {
-            run.push(c);
-            run_is_cjk = cjk;
-            continue;
-        }
-        flush(&mut run, run_is_cjk, &mut out);
-        if cjk || word {
-            run.push(c);
-            run_is_cjk = cjk;
+    for (run, cjk) in runs(&folded) {
+        if cjk {
+            cjk_terms(run, &mut out);
+        } else if !EN_STOP.contains(&run) {
+            out.push(STEMMER.stem(run).into_owned());
         }
     }
     out
 }
 
-fn flush(run: &mut String, cjk: bool, out: &mut Vec<String>) {
-    if run.is_empty() {
-        return;
+/// A folded text's runs in order, each with whether it is CJK: CJK runs
+/// and Latin-script words; anything else only separates them.
+pub fn runs(folded: &str) -> Vec<(&str, bool)> {
+    let mut out = Vec::new();
+    let mut open: Option<(usize, bool)> = None;
+    for (at, c) in folded.char_indices() {
+        let cjk = is_cjk(c);
+        let kind = (cjk || c.is_alphanumeric()).then_some(cjk);
+        match open {
+            Some((_, k)) if kind == Some(k) => {}
+            Some((start, k)) => {
+                out.push((&folded[start..at], k));
+                open = kind.map(|k| (at, k));
+            }
+            None => open = kind.map(|k| (at, k)),
+        }
     }
-    if cjk {
-        cjk_terms(run, out);
-    } else if !EN_STOP.contains(&run.as_str()) {
-        out.push(STEMMER.stem(run).into_owned());
+    if let Some((start, k)) = open {
+        out.push((&folded[start..], k));
     }
-    run.clear();
+    out
+}
+
+/// Text holding two or more CJK characters (the script bucket of a memory
+/// or a query for language-neutral scoring).
+pub fn is_cjk_text(text: &str) -> bool {
+    text.chars().filter(|c| is_cjk(*c)).nth(1).is_some()
 }
 
 /// A folded CJK run split at function words (的, 了, 什么, 来着…).

@@ -116,35 +116,22 @@ impl VectorIndex {
         if v.len() != self.dim {
             return;
         }
+        // A replaced row leaves first (its bucket's sum with it), so the
+        // row is always appended.
         self.remove(id);
         let (codes, scale, norm, residual) = quantize(&v);
-        let at = match self.slot.get(&id) {
-            Some(&at) => at,
-            None => {
-                self.ids.push(id);
-                self.codes.resize(self.ids.len() * self.dim, 0);
-                self.exact.resize(self.ids.len() * self.dim, 0.0);
-                self.scales.push(0.0);
-                self.norms.push(0.0);
-                self.residuals.push(0.0);
-                self.buckets.push(0);
-                self.squares.push(0.0);
-                self.dm.push(0.0);
-                self.slot.insert(id, self.ids.len() - 1);
-                self.ids.len() - 1
-            }
-        };
-        let d = self.dim;
-        self.codes[at * d..(at + 1) * d].copy_from_slice(&codes);
-        self.exact[at * d..(at + 1) * d].copy_from_slice(&v);
-        self.scales[at] = scale;
-        self.norms[at] = norm;
-        self.residuals[at] = residual;
         let b = usize::from(cjk);
-        self.buckets[at] = b as u8;
-        self.squares[at] = v.iter().map(|x| x * x).sum();
-        self.dm[at] = dot(&v, &self.means[b]);
-        self.sums[b].resize(d, 0.0);
+        self.slot.insert(id, self.ids.len());
+        self.ids.push(id);
+        self.codes.extend_from_slice(&codes);
+        self.exact.extend_from_slice(&v);
+        self.scales.push(scale);
+        self.norms.push(norm);
+        self.residuals.push(residual);
+        self.buckets.push(b as u8);
+        self.squares.push(dot(&v, &v));
+        self.dm.push(dot(&v, &self.means[b]));
+        self.sums[b].resize(self.dim, 0.0);
         for (s, x) in self.sums[b].iter_mut().zip(&v) {
             *s += f64::from(*x);
         }

@@ -34,7 +34,7 @@ use crate::embed::Role;
 use crate::error::Result;
 use crate::index::keyword::KeywordHit;
 use crate::index::temporal::{self, Window};
-use crate::index::tokenize::{is_cjk, tokens};
+use crate::index::tokenize::{is_cjk_text, tokens};
 use crate::log::backend::Backend;
 use crate::memory::Memory;
 use crate::ops::graph::{Edge as GraphEdge, GraphScope, Node};
@@ -404,9 +404,12 @@ impl<B: Backend> Memory<B> {
                 .atom(id)
                 .is_some_and(|atom| self.recallable(atom, req))
         };
-        let cjk = text.chars().filter(|c| is_cjk(*c)).count() >= 2;
-        let (hits, neutral) =
-            index.search_neutral(&query, limit + SEMANTIC_CANDIDATES, accept, cjk);
+        let (hits, neutral) = index.search_neutral(
+            &query,
+            limit + SEMANTIC_CANDIDATES,
+            accept,
+            is_cjk_text(text),
+        );
         for (id, cosine) in hits {
             out.entry(id).or_default().semantic = semantic_signal(cosine, neutral);
         }

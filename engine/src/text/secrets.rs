@@ -242,23 +242,26 @@ fn is_code(value: &str) -> bool {
         Regex::new(r"^(?:[a-zA-Z]+(?:[-_.][a-zA-Z]+)+|[a-z0-9_-]+(?:/[a-z0-9_-]+)+)$")
             .expect("identifier regex")
     });
+    const CODE_STARTS: &[&str] = &[
+        "/",
+        "~/",
+        "./",
+        "../",
+        "http://",
+        "https://",
+        "!",
+        "&",
+        "*",
+        "process.env",
+        "os.environ",
+        "env.",
+        "self.",
+        "this.",
+    ];
     value.contains('(')
-        || value.starts_with('/')
-        || value.starts_with("~/")
-        || value.starts_with("./")
-        || value.starts_with("../")
-        || value.starts_with("http://")
-        || value.starts_with("https://")
-        || value.starts_with('!')
-        || value.starts_with('&')
-        || value.starts_with('*')
-        || WORDS.is_match(value)
         || value.ends_with(';')
-        || value.starts_with("process.env")
-        || value.starts_with("os.environ")
-        || value.starts_with("env.")
-        || value.starts_with("self.")
-        || value.starts_with("this.")
+        || CODE_STARTS.iter().any(|p| value.starts_with(p))
+        || WORDS.is_match(value)
 }
 
 /// Whether a value written after "password is" or `KEY=` looks like a
@@ -385,71 +388,85 @@ fn catalogue_findings(text: &str, out: &mut Vec<Finding>) {
 struct OwnRule {
     kind: &'static str,
     regex: Regex,
-    /// The value must pass [`looks_like_credential`] (key=value shapes and
-    /// natural language); fixed formats need not.
-    credential_check: bool,
+    /// What the value must pass: [`looks_like_credential`] for key=value
+    /// shapes and natural language; a fixed format's own shape test, or
+    /// nothing ([`any_value`]).
+    accepts: fn(&str) -> bool,
+}
+
+fn any_value(_: &str) -> bool {
+    true
+}
+
+/// Artifactory `AP…`/`AKC…` keys mix lower case and digits
+/// (`APPLICATIONS`, `AKCHECKLIST` are words); other vendor shapes are
+/// their regex.
+fn vendor_shape(value: &str) -> bool {
+    !(value.starts_with("AP") || value.starts_with("AKC"))
+        || (value.bytes().any(|b| b.is_ascii_lowercase())
+            && value.bytes().any(|b| b.is_ascii_digit()))
 }
 
 const CREDENTIAL_KEY: &str = r"[A-Za-z0-9_.-]*(?i:pass(?:word|wd|phrase)?|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|client[_-]?secret|auth(?:[_-]?key)?|credentials?|signing[_-]?key|encryption[_-]?key|master[_-]?key)[A-Za-z0-9_.-]*";
 
 static OWN: LazyLock<Vec<OwnRule>> = LazyLock::new(|| {
-    let rule = |kind, pattern: &str, credential_check| OwnRule {
+    let rule = |kind, pattern: &str, accepts: fn(&str) -> bool| OwnRule {
         kind,
         regex: Regex::new(pattern).unwrap_or_else(|e| panic!("rule {kind}: {e}")),
-        credential_check,
+        accepts,
     };
     vec![
         // A password inside a URL: scheme://user:PASSWORD@host.
         rule(
             "url-password",
             r"(?:^|[^A-Za-z0-9+.-])[a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@]+:(?P<secret>[^\s/]*[^\s/@])@[A-Za-z0-9._-]+",
-            false,
+            any_value,
         ),
         // HTTP Basic and Bearer credentials in a header.
         rule(
             "http-basic-auth",
             r"(?i)\bauthorization\s*:\s*basic\s+(?P<secret>[A-Za-z0-9+/=]{8,})",
-            false,
+            any_value,
         ),
         rule(
             "http-bearer-token",
             r"(?i)\bbearer\s+(?P<secret>[A-Za-z0-9._~+/=-]{12,})",
-            true,
+            looks_like_credential,
         ),
         // curl -u user:password, --user user:password.
         rule(
             "cli-user-password",
             r#"(?:^|\s|[：，。；])(?:-u|--user)[\s=]+['"]?[^\s:'"]+:(?P<secret>[^\s'"]+)"#,
-            true,
+            looks_like_credential,
         ),
         // --password VALUE, -p VALUE after a login, --token=VALUE.
         rule(
             "cli-flag-secret",
             r#"(?i)(?:^|\s)--?(?:password|passwd|pass|token|api-key|apikey|secret|client-secret|auth-token)[\s=]+['"]?(?P<secret>[^\s'"]+)"#,
-            true,
+            looks_like_credential,
         ),
         rule(
             "cli-flag-secret",
             r#"\blogin\b[^\n]*?\s-p\s+['"]?(?P<secret>[^\s'"]+)"#,
-            true,
+            looks_like_credential,
         ),
         // -u USER -p PASSWORD (mysql, psexec, sqlcmd, docker login…).
         rule(
             "cli-flag-secret",
             r#"(?:^|\s)-[uU]\s+\S+\s+-[pP]\s*['"]?(?P<secret>[^\s'"]+)"#,
-            true,
+            looks_like_credential,
         ),
         // netrc: machine HOST login USER password SECRET.
         rule(
             "netrc-password",
             r"\bmachine\s+\S+\s+login\s+\S+\s+password\s+(?P<secret>\S+)",
-            false,
+            any_value,
         ),
         // JSON: "password": "VALUE", "auth": "VALUE".
         rule(
             "config-secret",
             &format!(r#""(?:{CREDENTIAL_KEY}|auth)"\s*:\s*"(?P<secret>[^"\\]{{4,}})""#),
-            true,
+            looks_like_credential,
         ),
         // .env / YAML / TOML / ini: KEY=VALUE, key: value.
         rule(
@@ -457,47 +474,47 @@ static OWN: LazyLock<Vec<OwnRule>> = LazyLock::new(|| {
             &format!(
                 r#"(?m)(?:^|[^A-Za-z0-9_.-])(?:export\s+)?['"]?{CREDENTIAL_KEY}['"]?\s*(?:=>|==|:=|=|:|：)\s*(?P<secret>"[^"\n]+"|'[^'\n]+'|[^\s'",;，；。]+)"#
             ),
-            true,
+            looks_like_credential,
         ),
         // "the password is X", "密碼是 X", "口令为 X".
         rule(
             "password-statement",
             r#"(?i)(?:password|passphrase|passcode|pin code|密碼|密码|口令|通關密語)\s*(?:is|was|=|:|：|是|為|为|設為|设为|改成|改為|改为|換成|换成)\s*[「"'“]?(?P<secret>[^\s，。,;；」"'”]+)"#,
-            true,
+            looks_like_credential,
         ),
         // A vendor prefix and a long random body (the "identifiable token"
         // design many providers use: vci_…, cfut_…, shpss_…).
         rule(
             "prefixed-token",
             r"\b(?P<secret>[a-z]{2,10}_(?:[a-z]{2,10}_)?[A-Za-z0-9]{30,})\b",
-            false,
+            random_body,
         ),
         // Formats documented by their providers that gitleaks ties to a
         // keyword: Discord bot tokens, Mailchimp API keys, Telegram bot tokens.
         rule(
             "discord-bot-token",
             r"\b(?P<secret>[MNO][A-Za-z0-9]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40})",
-            false,
+            any_value,
         ),
         rule(
             "tailscale-key",
             r"\b(?P<secret>tskey-[a-z]+-[A-Za-z0-9]{6,}-[A-Za-z0-9]{16,})",
-            false,
+            any_value,
         ),
         rule(
             "slack-webhook-url",
             r"(?P<secret>(?:https?://)?hooks\.slack\.com/(?:services|workflows|triggers)/T[A-Z0-9]+/[AB][A-Z0-9]+/[A-Za-z0-9]+)",
-            false,
+            any_value,
         ),
         rule(
             "mailchimp-api-key",
             r"\b(?P<secret>[0-9a-f]{32}-us[0-9]{1,2})\b",
-            false,
+            any_value,
         ),
         rule(
             "telegram-bot-token",
             r"\b(?P<secret>[0-9]{8,10}:AA[A-Za-z0-9_-]{32,34})(?:[^A-Za-z0-9_-]|$)",
-            false,
+            any_value,
         ),
         // Formats their providers document that the catalogue lacks or
         // ties to a keyword: Databricks tokens in either case, Doppler,
@@ -520,18 +537,18 @@ static OWN: LazyLock<Vec<OwnRule>> = LazyLock::new(|| {
               | eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}(?:\.[A-Za-z0-9_-]*)?
               | b3BlbnNzaC1rZXktdjE[A-Za-z0-9+/=]{20,}
             )(?:[^A-Za-z0-9_]|$)"#,
-            false,
+            vendor_shape,
         ),
         rule(
             "teams-webhook-url",
             r"(?P<secret>(?:https://)?(?:outlook\.office\.com|[a-z0-9-]+\.webhook\.office\.com)/webhookb?2?/[A-Za-z0-9@/_-]{40,})",
-            false,
+            any_value,
         ),
         // Kubernetes Secret data and kubeconfig keys: long base64 values.
         rule(
             "kubernetes-secret-data",
             r"(?m)^\s*(?:client-key-data|client-certificate-data|token|password|[A-Za-z0-9_.-]*(?:key|secret|password|token)[A-Za-z0-9_.-]*)\s*:\s*(?P<secret>[A-Za-z0-9+/]{16,}={0,2})\s*$",
-            false,
+            any_value,
         ),
     ]
 });
@@ -678,23 +695,11 @@ fn own_findings(text: &str, out: &mut Vec<Finding>) {
             };
             let raw = secret.as_str();
             let value = raw.trim_matches(|c: char| "'\"".contains(c));
-            // Code is only a question for values a label introduces; a fixed
-            // format (`django-insecure-…(^+=…`) may hold any character.
-            if is_placeholder(value) || (rule.credential_check && is_code(value)) {
+            // Code is only a question for values a label introduces
+            // (`looks_like_credential` asks it); a fixed format
+            // (`django-insecure-…(^+=…`) may hold any character.
+            if is_placeholder(value) || !(rule.accepts)(value) {
                 continue;
-            }
-            if rule.credential_check && !looks_like_credential(value) {
-                continue;
-            }
-            if rule.kind == "prefixed-token" && !random_body(value) {
-                continue;
-            }
-            if rule.kind == "vendor-token"
-                && (value.starts_with("AP") || value.starts_with("AKC"))
-                && !(value.bytes().any(|b| b.is_ascii_lowercase())
-                    && value.bytes().any(|b| b.is_ascii_digit()))
-            {
-                continue; // `APPLICATIONS`, `AKCHECKLIST`: words, not tokens
             }
             // Keep the quotes: only what is between them is the secret.
             let offset = raw.find(value).unwrap_or(0);
