@@ -17,6 +17,7 @@ use std::io::Read;
 
 fn main() {
     dictionary();
+    derivation();
     let path = "src/text/secrets/gitleaks.toml";
     println!("cargo:rerun-if-changed={path}");
     let text = std::fs::read_to_string(path).expect("the gitleaks rule file");
@@ -70,6 +71,56 @@ fn main() {
     out.push_str("];\n");
     let dest = std::path::Path::new(&std::env::var("OUT_DIR").unwrap()).join("gitleaks_rules.rs");
     std::fs::write(dest, out).unwrap();
+}
+
+/// The fingerprint of everything the persisted indexes are derived with:
+/// the sources of indexing, the graph and text handling, the dependency
+/// versions and the compiler (the dedup keys use std's hasher, the same on
+/// every target, so a native process and the component agree). A snapshot's
+/// indexes built by any other engine are rebuilt instead of trusted
+/// (`src/index/persist.rs`). FNV-1a over the files in a fixed order.
+fn derivation() {
+    fn files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        let mut entries: Vec<_> = std::fs::read_dir(dir)
+            .expect("a source directory")
+            .flatten()
+            .map(|e| e.path())
+            .collect();
+        entries.sort();
+        for path in entries {
+            if path.is_dir() {
+                files(&path, out);
+            } else {
+                out.push(path);
+            }
+        }
+    }
+    let mut paths = Vec::new();
+    for dir in ["src/index", "src/graph", "src/text"] {
+        println!("cargo:rerun-if-changed={dir}");
+        files(std::path::Path::new(dir), &mut paths);
+    }
+    paths.extend(["src/atom.rs", "src/scope.rs", "../Cargo.lock"].map(Into::into));
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut feed = |bytes: &[u8]| {
+        for b in bytes {
+            hash = (hash ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3);
+        }
+    };
+    for path in &paths {
+        println!("cargo:rerun-if-changed={}", path.display());
+        feed(path.to_string_lossy().as_bytes());
+        feed(&std::fs::read(path).unwrap_or_default());
+    }
+    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
+    let version = std::process::Command::new(rustc)
+        .arg("-V")
+        .output()
+        .map(|o| o.stdout)
+        .unwrap_or_default();
+    feed(&version);
+    let dest = std::path::Path::new(&std::env::var("OUT_DIR").unwrap()).join("derivation.rs");
+    std::fs::write(dest, format!("pub const DERIVATION: u64 = {hash:#x};\n")).unwrap();
 }
 
 fn strings(value: Option<&toml::Value>) -> Vec<String> {

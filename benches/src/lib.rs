@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use engine::embed::onnx::OnnxEmbedder;
-use engine::embed::{Embedder, Role};
+use engine::embed::{Embedder, Role, normalize};
 
 /// The model directory, found as the hosts find it (`$HMG_MODEL`, else the cache).
 pub fn model_dir() -> PathBuf {
@@ -248,5 +248,105 @@ pub mod locomo {
             ));
         }
         out
+    }
+}
+
+/// Texts whose real embeddings replay at scale: every LoCoMo dev turn
+/// (`../shared/bench/locomo-dev.json`, if present) and the agent-memory set.
+pub fn pool_texts() -> Vec<String> {
+    let mut pool_texts: Vec<String> = Vec::new();
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../shared/bench/locomo-dev.json"
+    );
+    let locomo: serde_json::Value = std::fs::read_to_string(path)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or(serde_json::Value::Null);
+    for sample in locomo.as_array().into_iter().flatten() {
+        for (k, session) in sample["conversation"].as_object().into_iter().flatten() {
+            if k.starts_with("session_") {
+                for turn in session.as_array().into_iter().flatten() {
+                    if let Some(text) = turn["text"].as_str() {
+                        pool_texts.push(format!(
+                            "{}: {text}",
+                            turn["speaker"].as_str().unwrap_or("")
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    pool_texts.extend(
+        include_str!("../data/agent-memory-memories.tsv")
+            .lines()
+            .filter_map(|l| l.split_once('\t').map(|p| p.1.to_owned())),
+    );
+    pool_texts
+}
+
+/// The pool texts with their real passage embeddings (and `queries`
+/// embedded too), from the cache or the model.
+pub fn pool(
+    shared: &SharedEmbedder,
+    texts: Vec<String>,
+    queries: &[&str],
+) -> Vec<(String, Vec<f32>)> {
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    shared.warm(&refs, queries);
+    shared.save();
+    let mut cache = shared.clone();
+    let vectors = cache.embed(&refs, Role::Passage).unwrap();
+    texts.into_iter().zip(vectors).collect()
+}
+
+/// Passages: the real vector of a pool text plus small noise; queries: the
+/// real model.
+#[derive(Clone)]
+pub struct Replay {
+    pub pool: Vec<(String, Vec<f32>)>,
+    pub model: SharedEmbedder,
+    pub seed: u64,
+}
+
+impl Replay {
+    pub fn text(&self, i: usize) -> String {
+        format!("{} (#{i})", self.pool[i % self.pool.len()].0)
+    }
+}
+
+impl Embedder for Replay {
+    fn fingerprint(&self) -> &str {
+        "replay-e5"
+    }
+
+    fn dim(&self) -> usize {
+        self.pool[0].1.len()
+    }
+
+    fn embed(&mut self, texts: &[&str], role: Role) -> engine::Result<Vec<Vec<f32>>> {
+        if role == Role::Query {
+            return self.model.embed(texts, role);
+        }
+        Ok(texts
+            .iter()
+            .map(|t| {
+                let i: usize = t
+                    .rsplit("(#")
+                    .next()
+                    .and_then(|n| n.trim_end_matches(')').parse().ok())
+                    .unwrap_or(0);
+                let mut v = self.pool[i % self.pool.len()].1.clone();
+                for x in &mut v {
+                    // xorshift noise, σ ≈ 0.01 per dimension
+                    self.seed ^= self.seed << 13;
+                    self.seed ^= self.seed >> 7;
+                    self.seed ^= self.seed << 17;
+                    *x += ((self.seed % 2000) as f32 / 1000.0 - 1.0) * 0.017;
+                }
+                normalize(&mut v);
+                v
+            })
+            .collect())
     }
 }

@@ -17,10 +17,10 @@ use std::path::Path;
 use std::time::Instant;
 
 use engine::embed::onnx::OnnxEmbedder;
-use engine::embed::{Embedder, Role, normalize};
+use engine::embed::{Embedder, Role};
 use engine::ops::{MemorizeRequest, RecallRequest};
 use engine::{Config, FsBackend, Memory, Scope, SystemEnv};
-use hmg_benches::{SharedEmbedder, model_dir};
+use hmg_benches::{Replay, SharedEmbedder, model_dir};
 
 fn percentile(samples: &mut [f64], p: f64) -> f64 {
     samples.sort_by(f64::total_cmp);
@@ -44,57 +44,6 @@ const QUERIES: &[&str] = &[
     "error response format",
     "日誌保留多久？",
 ];
-
-/// Passages: the real vector of a pool text plus small noise; queries: the
-/// real model.
-#[derive(Clone)]
-struct Replay {
-    pool: Vec<(String, Vec<f32>)>,
-    model: SharedEmbedder,
-    seed: u64,
-}
-
-impl Replay {
-    fn text(&self, i: usize) -> String {
-        format!("{} (#{i})", self.pool[i % self.pool.len()].0)
-    }
-}
-
-impl Embedder for Replay {
-    fn fingerprint(&self) -> &str {
-        "replay-e5"
-    }
-
-    fn dim(&self) -> usize {
-        self.pool[0].1.len()
-    }
-
-    fn embed(&mut self, texts: &[&str], role: Role) -> engine::Result<Vec<Vec<f32>>> {
-        if role == Role::Query {
-            return self.model.embed(texts, role);
-        }
-        Ok(texts
-            .iter()
-            .map(|t| {
-                let i: usize = t
-                    .rsplit("(#")
-                    .next()
-                    .and_then(|n| n.trim_end_matches(')').parse().ok())
-                    .unwrap_or(0);
-                let mut v = self.pool[i % self.pool.len()].1.clone();
-                for x in &mut v {
-                    // xorshift noise, σ ≈ 0.01 per dimension
-                    self.seed ^= self.seed << 13;
-                    self.seed ^= self.seed >> 7;
-                    self.seed ^= self.seed << 17;
-                    *x += ((self.seed % 2000) as f32 / 1000.0 - 1.0) * 0.017;
-                }
-                normalize(&mut v);
-                v
-            })
-            .collect())
-    }
-}
 
 fn jsonl(texts: impl Iterator<Item = (usize, String)>) -> String {
     const ALPHABET: &[u8] = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ";
@@ -324,36 +273,8 @@ fn main() {
     );
 
     // 4. Warm recall at scale (replayed passage vectors, real query embedding).
-    let mut pool_texts: Vec<String> = Vec::new();
-    let locomo: serde_json::Value = std::fs::read_to_string("../shared/bench/locomo-dev.json")
-        .ok()
-        .and_then(|t| serde_json::from_str(&t).ok())
-        .unwrap_or(serde_json::Value::Null);
-    for sample in locomo.as_array().into_iter().flatten() {
-        for (k, session) in sample["conversation"].as_object().into_iter().flatten() {
-            if k.starts_with("session_") {
-                for turn in session.as_array().into_iter().flatten() {
-                    if let Some(text) = turn["text"].as_str() {
-                        pool_texts.push(format!(
-                            "{}: {text}",
-                            turn["speaker"].as_str().unwrap_or("")
-                        ));
-                    }
-                }
-            }
-        }
-    }
-    pool_texts.extend(
-        include_str!("../data/agent-memory-memories.tsv")
-            .lines()
-            .filter_map(|l| l.split_once('\t').map(|p| p.1.to_owned())),
-    );
-    let refs: Vec<&str> = pool_texts.iter().map(String::as_str).collect();
-    shared.warm(&refs, QUERIES);
-    shared.save();
-    let mut cache = shared.clone();
-    let vectors = cache.embed(&refs, Role::Passage).unwrap();
-    let pool: Vec<(String, Vec<f32>)> = pool_texts.into_iter().zip(vectors).collect();
+    let pool_texts = hmg_benches::pool_texts();
+    let pool = hmg_benches::pool(&shared, pool_texts, QUERIES);
     println!(
         "\n## Warm recall at scale (native engine on files; {} real e5 passage vectors replayed with noise; real query embedding)\n",
         pool.len()

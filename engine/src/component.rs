@@ -516,6 +516,10 @@ impl GuestStore for StoreResource {
         self.with(|m| m.export(&filter))
     }
 
+    fn embed_ahead(&self, texts: Vec<String>) -> u32 {
+        self.memory.borrow_mut().embed_ahead(&texts) as u32
+    }
+
     fn import(&self, jsonl: String) -> WitResult<wit::ImportResult> {
         let r = self.with(|m| m.import(&jsonl))?;
         Ok(wit::ImportResult {

@@ -2,6 +2,7 @@
 //! source — and the helpers every operation shares. The operations
 //! themselves live in `ops/`, one file each.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 
 use crate::atom::{Atom, AtomId};
@@ -133,13 +134,19 @@ pub struct Memory<B: Backend> {
     /// What recovery did or could not do yet, until the host takes it.
     notices: Vec<String>,
     model: Model,
+    /// Passage embeddings made ahead of the write that stores them
+    /// ([`Memory::embed_ahead`]), by the content as it will be stored.
+    ahead: HashMap<String, Vec<f32>>,
 }
+
+/// At most this many embeddings wait for their write; more start afresh.
+const AHEAD_MAX: usize = 20_000;
 
 impl<B: Backend> Memory<B> {
     pub fn open(backend: B, config: Config, env: Box<dyn Env + Send>) -> Result<Memory<B>> {
-        let (log, state, recovery) =
+        let (mut log, state, recovery) =
             Log::open_with(backend, config.compact_log_bytes, config.salvage)?;
-        let indexes = Indexes::build(&state);
+        let indexes = Self::restore_indexes(&mut log, &state);
         let model = config
             .model_dir
             .clone()
@@ -155,7 +162,27 @@ impl<B: Backend> Memory<B> {
             stale: false,
             notices: recovery.notices.clone(),
             recovery,
+            ahead: HashMap::new(),
         })
+    }
+
+    /// The indexes of a state the log just loaded: from its snapshot when
+    /// they are usable there; otherwise rebuilt, and the next commit
+    /// compacts to store them.
+    fn restore_indexes(log: &mut Log<B>, state: &State) -> Indexes {
+        let had_snapshot = log.generation() > 0;
+        let (indexes, restored) = Indexes::restore(state, log.take_derived());
+        if had_snapshot && !restored {
+            log.compact_at_next_commit();
+        }
+        indexes
+    }
+
+    /// Writes a new snapshot (with the indexes) and starts a new log.
+    pub fn compact(&mut self) -> Result<()> {
+        self.refresh()?;
+        let derived = self.indexes.encode(&self.state);
+        self.log.compact_deriving(&self.state, derived)
     }
 
     /// What opening repaired (a torn tail cut, stale files removed).
@@ -185,30 +212,18 @@ impl<B: Backend> Memory<B> {
         if self.stale {
             self.state = self.log.reload()?;
             self.notices.extend(self.log.take_notices());
-            self.indexes = Indexes::build(&self.state);
+            self.indexes = Self::restore_indexes(&mut self.log, &self.state);
             self.stale = false;
             return Ok(());
         }
         let caught = self.log.catch_up(&mut self.state)?;
         self.notices.extend(caught.recovery.notices);
         if caught.reloaded {
-            self.indexes = Indexes::build(&self.state);
+            self.indexes = Self::restore_indexes(&mut self.log, &self.state);
         } else {
-            self.reindex(caught.touched);
+            self.indexes.reindex(caught.touched, &self.state);
         }
         Ok(())
-    }
-
-    fn reindex(&mut self, ids: impl IntoIterator<Item = AtomId>) {
-        if self.indexes.vector_model_changed(&self.state.vectors) {
-            self.indexes = Indexes::build(&self.state);
-            return;
-        }
-        for id in ids {
-            if let Some(atom) = self.state.atoms.get(&id) {
-                self.indexes.upsert(atom, &self.state);
-            }
-        }
     }
 
     /// Uses this embedder instead of the configured model directory (tests,
@@ -260,6 +275,46 @@ impl<B: Backend> Memory<B> {
         }
     }
 
+    /// Embeds texts that a later call will store (memorize, import,
+    /// replace), as that call will store them (admitted and redacted),
+    /// without reading or writing the store: hosts call it before they take
+    /// the store lock, so that the minutes a large import spends in the
+    /// model hold no other caller up. The write then finds each vector
+    /// here. Returns how many were embedded; 0 without a model.
+    pub fn embed_ahead(&mut self, texts: &[String]) -> usize {
+        crate::text::set_policy(self.config.personal_data);
+        let max = self.config.max_content_bytes;
+        let mut contents: Vec<String> = texts
+            .iter()
+            .filter_map(|t| crate::text::admit(t, max, "content").ok())
+            .filter(|c| !self.ahead.contains_key(c))
+            .collect();
+        contents.sort_unstable();
+        contents.dedup();
+        // What admission noted belongs to no call's result.
+        let _ = crate::text::take_redactions();
+        if contents.is_empty() {
+            return 0;
+        }
+        if self.ahead.len() + contents.len() > AHEAD_MAX {
+            self.ahead.clear();
+        }
+        let Some(embedder) = self.embedder() else {
+            return 0;
+        };
+        let mut made = Vec::with_capacity(contents.len());
+        for chunk in contents.chunks(16) {
+            let texts: Vec<&str> = chunk.iter().map(String::as_str).collect();
+            match embedder.embed(&texts, Role::Passage) {
+                Ok(vectors) => made.extend(chunk.iter().cloned().zip(vectors)),
+                Err(_) => break, // the write embeds what is missing, or says why
+            }
+        }
+        let n = made.len();
+        self.ahead.extend(made);
+        n
+    }
+
     /// One embedding per atom these mutations create or rewrite, appended as
     /// `Embed` mutations. Without a model, or if embedding fails, the write
     /// goes ahead without them (those atoms are keyword-only).
@@ -279,28 +334,33 @@ impl<B: Backend> Memory<B> {
         if wanted.is_empty() {
             return Vec::new();
         }
+        let mut ready: Vec<(AtomId, Vec<f32>)> = Vec::with_capacity(wanted.len());
+        let mut missing: Vec<(AtomId, String)> = Vec::new();
+        for (id, content) in wanted {
+            match self.ahead.remove(&content) {
+                Some(v) => ready.push((id, v)),
+                None => missing.push((id, content)),
+            }
+        }
         let Some(embedder) = self.embedder() else {
             return Vec::new();
         };
-        let texts: Vec<&str> = wanted.iter().map(|(_, c)| c.as_str()).collect();
-        match embedder.embed(&texts, Role::Passage) {
-            Ok(vs) => {
-                let model = embedder.fingerprint().to_owned();
-                wanted
-                    .iter()
-                    .zip(vs)
-                    .map(|((id, _), v)| Mutation::Embed {
-                        model: model.clone(),
-                        atom: *id,
-                        vector: Vectors::encode(&v),
-                    })
-                    .collect()
-            }
-            Err(e) => {
-                eprintln!("hmg: embedding failed ({e}); stored without a vector");
-                Vec::new()
+        if !missing.is_empty() {
+            let texts: Vec<&str> = missing.iter().map(|(_, c)| c.as_str()).collect();
+            match embedder.embed(&texts, Role::Passage) {
+                Ok(vs) => ready.extend(missing.iter().map(|(id, _)| *id).zip(vs)),
+                Err(e) => eprintln!("hmg: embedding failed ({e}); stored without a vector"),
             }
         }
+        let model = embedder.fingerprint().to_owned();
+        ready
+            .into_iter()
+            .map(|(id, v)| Mutation::Embed {
+                model: model.clone(),
+                atom: id,
+                vector: Vectors::encode(&v),
+            })
+            .collect()
     }
 
     pub(crate) fn now(&mut self) -> Timestamp {
@@ -329,16 +389,27 @@ impl<B: Backend> Memory<B> {
         mutations.extend(embeddings);
         let txn: Txn = self.state.txn(mutations);
         let touched: Vec<AtomId> = txn.touched().collect();
+        // A compaction stores the indexes, so they catch up first.
+        let indexes = &mut self.indexes;
+        let mut reindexed = false;
+        let mut derive = |state: &State| {
+            indexes.reindex(touched.iter().copied(), state);
+            reindexed = true;
+            indexes.encode(state)
+        };
         let result = if erasing {
-            self.log.commit_erasing(&mut self.state, txn)
+            self.log
+                .commit_erasing_deriving(&mut self.state, txn, &mut derive)
         } else {
-            self.log.commit(&mut self.state, txn)
+            self.log.commit_deriving(&mut self.state, txn, &mut derive)
         };
         if result.is_err() {
             self.stale = true;
             return result;
         }
-        self.reindex(touched);
+        if !reindexed {
+            self.indexes.reindex(touched, &self.state);
+        }
         Ok(())
     }
 

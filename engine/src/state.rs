@@ -115,10 +115,40 @@ impl Vectors {
     }
 
     pub fn decode(bytes: &[u8]) -> Vec<f32> {
+        let mut out = vec![0.0; bytes.len() / 2];
+        Vectors::decode_into(bytes, &mut out);
+        out
+    }
+
+    /// Decodes stored bytes into `out` (as many values as both hold), by a
+    /// table of all 65,536 halves: opening a store decodes every vector,
+    /// and per-value conversion without hardware support costs several
+    /// times more (inside wasm there is none).
+    pub fn decode_into(bytes: &[u8], out: &mut [f32]) {
+        let table = Vectors::halves();
+        for (x, b) in out.iter_mut().zip(bytes.chunks_exact(2)) {
+            *x = table[usize::from(u16::from_le_bytes([b[0], b[1]]))];
+        }
+    }
+
+    /// The dot product of stored bytes with `query`, decoding on the way.
+    pub fn dot(bytes: &[u8], query: &[f32]) -> f32 {
+        let table = Vectors::halves();
         bytes
             .chunks_exact(2)
-            .map(|b| half::f16::from_le_bytes([b[0], b[1]]).to_f32())
-            .collect()
+            .zip(query)
+            .map(|(b, q)| table[usize::from(u16::from_le_bytes([b[0], b[1]]))] * q)
+            .sum()
+    }
+
+    /// Every half's value, by its bits.
+    fn halves() -> &'static [f32] {
+        static TABLE: std::sync::OnceLock<Vec<f32>> = std::sync::OnceLock::new();
+        TABLE.get_or_init(|| {
+            (0..=u16::MAX)
+                .map(|bits| half::f16::from_bits(bits).to_f32())
+                .collect()
+        })
     }
 }
 

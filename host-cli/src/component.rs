@@ -131,6 +131,9 @@ pub(crate) fn preload(
         .map_err(|e| anyhow!("cannot load the model: {e}"))
 }
 
+/// Contents embedded per call ahead of an import.
+const IMPORT_BATCH: usize = 64;
+
 /// The engine could not read or write the store's files.
 #[derive(Debug, thiserror::Error)]
 #[error("store I/O failed: {0}")]
@@ -184,16 +187,32 @@ macro_rules! call {
 }
 
 impl Session {
+    /// Embeds the content first, outside the store lock.
     pub fn memorize(&mut self, req: &api::MemorizeRequest) -> Result<api::MemorizeResult> {
+        self.embed_ahead(std::slice::from_ref(&req.content))?;
         call!(self, call_memorize(&req.clone().into()))
+    }
+
+    /// Embeds texts a later call will store, without the store lock (the
+    /// engine reads no file for it). Returns how many were embedded.
+    pub fn embed_ahead(&mut self, texts: &[String]) -> Result<u32> {
+        let handle = self.handle()?;
+        let guest = self.bindings.hmg_memory_memory().store();
+        guest
+            .call_embed_ahead(&mut self.store, handle, texts)
+            .map_err(|e| anyhow!("the engine failed: {e}"))
     }
 
     pub fn recall(&mut self, req: &api::RecallRequest) -> Result<api::RecallResult> {
         call!(self, call_recall(&req.clone().into()))
     }
 
-    /// `req.by` defaults to the session's actor.
+    /// `req.by` defaults to the session's actor; a replacement is embedded
+    /// first, outside the store lock.
     pub fn correct(&mut self, req: &api::CorrectRequest) -> Result<api::CorrectResult> {
+        if let Some(content) = &req.new_content {
+            self.embed_ahead(std::slice::from_ref(content))?;
+        }
         let mut req = req.clone();
         req.by.get_or_insert_with(|| self.by.clone());
         call!(self, call_correct(&req.into()))
@@ -227,7 +246,18 @@ impl Session {
         call!(self, call_export(&filter.clone().into()))
     }
 
+    /// The contents of the atom lines are embedded first, in batches,
+    /// outside the store lock; the import itself then only writes.
     pub fn import(&mut self, jsonl: &str) -> Result<api::ImportResult> {
+        let contents: Vec<String> = jsonl
+            .lines()
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .filter(|v| v["type"] == "atom")
+            .filter_map(|v| v["content"].as_str().map(str::to_owned))
+            .collect();
+        for batch in contents.chunks(IMPORT_BATCH) {
+            self.embed_ahead(batch)?;
+        }
         call!(self, call_import(jsonl))
     }
 

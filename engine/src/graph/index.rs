@@ -70,6 +70,23 @@ pub struct GraphIndex {
     tenants: HashMap<String, TenantGraph>,
 }
 
+/// One tenant's graph as a snapshot stores it (`crate::index::persist`):
+/// only entities some atom still mentions or relates (an erased atom's
+/// names leave), renumbered; per atom, by id, its mentions and triples.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct StoredGraph {
+    /// (key, name, kind, subtype)
+    entities: Vec<(String, String, EntityType, String)>,
+    /// (atom, mentions, [(source, relation, target, supplied)])
+    atoms: Vec<StoredAtom>,
+}
+
+type StoredAtom = (
+    AtomId,
+    Vec<EntityId>,
+    Vec<(EntityId, String, EntityId, bool)>,
+);
+
 impl GraphIndex {
     pub fn tenant(&self, tenant: &str) -> Option<&TenantGraph> {
         self.tenants.get(tenant)
@@ -86,6 +103,26 @@ impl GraphIndex {
             return;
         }
         graph.add(atom, supplied);
+    }
+
+    /// Every tenant's graph as a snapshot stores it.
+    pub fn store(&self) -> Vec<(String, StoredGraph)> {
+        let mut out: Vec<(String, StoredGraph)> = self
+            .tenants
+            .iter()
+            .map(|(tenant, g)| (tenant.clone(), g.store()))
+            .collect();
+        out.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        out
+    }
+
+    /// The graph a snapshot stored, or `None` if it does not hold together.
+    pub fn restore(stored: Vec<(String, StoredGraph)>) -> Option<GraphIndex> {
+        let mut index = GraphIndex::default();
+        for (tenant, graph) in stored {
+            index.tenants.insert(tenant, TenantGraph::restore(graph)?);
+        }
+        Some(index)
     }
 
     /// Entities, mention and triple counts over every tenant.
@@ -128,6 +165,102 @@ impl TenantGraph {
 
     pub fn triples_of(&self, atom: AtomId) -> &[Triple] {
         self.triples.get(&atom).map_or(&[], Vec::as_slice)
+    }
+
+    fn store(&self) -> StoredGraph {
+        let mut live: Vec<EntityId> = self.atoms_of.keys().copied().collect();
+        live.sort_unstable();
+        let renumber: HashMap<EntityId, EntityId> = live
+            .iter()
+            .enumerate()
+            .map(|(new, old)| (*old, new as EntityId))
+            .collect();
+        let entities = live
+            .iter()
+            .map(|id| {
+                let e = &self.entities[*id as usize];
+                (e.key.clone(), e.name.clone(), e.kind, e.subtype.clone())
+            })
+            .collect();
+        let mut ids: Vec<AtomId> = self
+            .mentions
+            .keys()
+            .chain(self.triples.keys())
+            .copied()
+            .collect();
+        ids.sort_unstable();
+        ids.dedup();
+        let new = |id: &EntityId| renumber.get(id).copied().unwrap_or(EntityId::MAX);
+        let atoms = ids
+            .into_iter()
+            .map(|atom| {
+                let mentions = self.mentions_of(atom).iter().map(new).collect();
+                let triples = self
+                    .triples_of(atom)
+                    .iter()
+                    .map(|t| {
+                        (
+                            new(&t.source),
+                            t.relation.clone(),
+                            new(&t.target),
+                            t.supplied,
+                        )
+                    })
+                    .collect();
+                (atom, mentions, triples)
+            })
+            .collect();
+        StoredGraph { entities, atoms }
+    }
+
+    fn restore(stored: StoredGraph) -> Option<TenantGraph> {
+        let mut graph = TenantGraph::default();
+        for (key, name, kind, subtype) in stored.entities {
+            let id = graph.entities.len() as EntityId;
+            if graph.by_key.insert(key.clone(), id).is_some() {
+                return None;
+            }
+            graph.entities.push(Entity {
+                key,
+                name,
+                kind,
+                subtype,
+            });
+        }
+        let known = graph.entities.len() as EntityId;
+        for (atom, mentioned, triples) in stored.atoms {
+            let triples: Vec<Triple> = triples
+                .into_iter()
+                .map(|(source, relation, target, supplied)| Triple {
+                    source,
+                    relation,
+                    target,
+                    supplied,
+                })
+                .collect();
+            // The same order `add` lists an atom under its entities in.
+            let mut involved = mentioned.clone();
+            for t in &triples {
+                for id in [t.source, t.target] {
+                    if !involved.contains(&id) {
+                        involved.push(id);
+                    }
+                }
+            }
+            if involved.iter().any(|id| *id >= known) {
+                return None;
+            }
+            for id in involved {
+                graph.atoms_of.entry(id).or_default().push(atom);
+            }
+            if !mentioned.is_empty() {
+                graph.mentions.insert(atom, mentioned);
+            }
+            if !triples.is_empty() {
+                graph.triples.insert(atom, triples);
+            }
+        }
+        Some(graph)
     }
 
     fn intern(&mut self, key: String, name: &str, kind: EntityType, subtype: &str) -> EntityId {

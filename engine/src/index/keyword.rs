@@ -19,6 +19,8 @@
 
 use std::collections::{HashMap, HashSet};
 
+use serde::{Deserialize, Serialize};
+
 use super::dictionary::{self, Group};
 use super::tokenize::{is_cjk, is_unigram, query_tokens, tokens};
 use crate::atom::AtomId;
@@ -34,6 +36,18 @@ pub struct KeywordIndex {
     docs: HashMap<AtomId, Vec<u32>>,
     total_len: u64,
 }
+
+/// The index as a snapshot stores it (`super::persist`): each document's
+/// terms with their frequencies, ordered by id, over a term list that holds
+/// only terms some document still has (an erased atom's words leave).
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct Stored {
+    terms: Vec<String>,
+    docs: Vec<StoredDoc>,
+}
+
+/// (document, length, [(term number, tf)])
+type StoredDoc = (AtomId, u32, Vec<(u32, u32)>);
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct KeywordHit {
@@ -89,6 +103,63 @@ impl KeywordIndex {
         for tid in doc_terms {
             self.postings[tid as usize].retain(|(d, _)| *d != id);
         }
+    }
+
+    /// What a snapshot stores of this index.
+    pub fn store(&self) -> Stored {
+        let mut live: Vec<(&String, u32)> = self
+            .term_ids
+            .iter()
+            .filter(|(_, tid)| !self.postings[**tid as usize].is_empty())
+            .map(|(term, tid)| (term, *tid))
+            .collect();
+        live.sort_unstable_by_key(|(_, tid)| *tid);
+        let mut terms = Vec::with_capacity(live.len());
+        let mut entries: HashMap<AtomId, Vec<(u32, u32)>> = HashMap::with_capacity(self.docs.len());
+        for (term, tid) in live {
+            let stored = terms.len() as u32;
+            terms.push(term.clone());
+            for &(doc, tf) in &self.postings[tid as usize] {
+                entries.entry(doc).or_default().push((stored, tf));
+            }
+        }
+        let mut docs: Vec<StoredDoc> = self
+            .docs
+            .iter()
+            .map(|(id, t)| {
+                let len = t.last().copied().unwrap_or(0);
+                (*id, len, entries.remove(id).unwrap_or_default())
+            })
+            .collect();
+        docs.sort_unstable_by_key(|d| d.0);
+        Stored { terms, docs }
+    }
+
+    /// The index a snapshot stored, or `None` if it does not hold together.
+    pub fn restore(stored: Stored) -> Option<KeywordIndex> {
+        let mut index = KeywordIndex {
+            postings: vec![Vec::new(); stored.terms.len()],
+            ..KeywordIndex::default()
+        };
+        for (tid, term) in stored.terms.into_iter().enumerate() {
+            if index.term_ids.insert(term, tid as u32).is_some() {
+                return None;
+            }
+        }
+        index.docs.reserve(stored.docs.len());
+        for (id, len, entries) in stored.docs {
+            let mut doc_terms = Vec::with_capacity(entries.len() + 1);
+            for (tid, tf) in entries {
+                index.postings.get_mut(tid as usize)?.push((id, tf));
+                doc_terms.push(tid);
+            }
+            doc_terms.push(len);
+            index.total_len += u64::from(len);
+            if index.docs.insert(id, doc_terms).is_some() {
+                return None;
+            }
+        }
+        Some(index)
     }
 
     fn doc_len(&self, id: AtomId) -> f64 {

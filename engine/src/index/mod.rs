@@ -6,12 +6,13 @@
 
 pub mod dictionary;
 pub mod keyword;
+mod persist;
 pub mod temporal;
 pub mod tokenize;
 pub mod vector;
 
 use std::collections::HashMap;
-use std::hash::{DefaultHasher, Hash, Hasher};
+use std::hash::{DefaultHasher, Hasher};
 
 use crate::atom::{Atom, AtomId, Kind};
 use crate::graph::index::GraphIndex;
@@ -28,16 +29,35 @@ pub struct Indexes {
     /// Dedup key → atoms with that scope, kind and normalised content.
     dedup: HashMap<u64, Vec<AtomId>>,
     dedup_key_of: HashMap<AtomId, u64>,
-    /// One vector index per tenant, over the vectors of `vector_model`.
+    /// One vector index per tenant, over the vectors of `vector_model`;
+    /// built on the first semantic search ([`Indexes::ensure_vectors`]),
+    /// so that calls that never search vectors do not pay for them.
     vector: HashMap<String, VectorIndex>,
+    vectors_built: bool,
     vector_model: String,
     /// Entities and triples per tenant.
     pub graph: GraphIndex,
 }
 
+/// The same on every target (snapshots store these keys, and a native
+/// process and the component must agree): only byte strings and `u64`
+/// lengths are hashed, never `usize` or enum discriminants.
 pub fn dedup_key(scope: &Scope, kind: Kind, content: &str) -> u64 {
     let mut h = DefaultHasher::new();
-    (scope, kind.as_str(), normalize(content)).hash(&mut h);
+    let mut part = |s: Option<&str>| match s {
+        Some(s) => {
+            h.write_u64(s.len() as u64);
+            h.write(s.as_bytes());
+        }
+        None => h.write_u64(u64::MAX),
+    };
+    part(Some(&scope.tenant_id));
+    part(scope.workspace.as_deref());
+    part(scope.repository.as_deref());
+    part(scope.branch.as_deref());
+    part(scope.session.as_deref());
+    part(Some(kind.as_str()));
+    part(Some(&normalize(content)));
     h.finish()
 }
 
@@ -48,9 +68,37 @@ impl Indexes {
             ..Indexes::default()
         };
         for atom in state.atoms.values() {
-            indexes.upsert(atom, state);
+            indexes.upsert_text(atom, state);
         }
         indexes
+    }
+
+    /// Builds the vector indexes if this is their first use.
+    pub fn ensure_vectors(&mut self, state: &State) {
+        if !self.vectors_built {
+            self.build_vectors(state);
+            self.vectors_built = true;
+        }
+    }
+
+    /// The vector indexes of every tenant, from the state's vectors.
+    fn build_vectors(&mut self, state: &State) {
+        // Per tenant: (atom, stored vector, CJK bucket).
+        type Rows<'a> = Vec<(AtomId, &'a [u8], bool)>;
+        let mut tenants: HashMap<&str, Rows> = HashMap::new();
+        for atom in state.atoms.values() {
+            let rows = tenants.entry(&atom.scope.tenant_id).or_default();
+            if let Some(row) = state.vectors.rows.get(&atom.id)
+                && !atom.exposure.destroyed()
+            {
+                rows.push((atom.id, row, tokenize::is_cjk_text(&atom.content)));
+            }
+        }
+        let dim = state.vectors.dim as usize;
+        for (tenant, rows) in tenants {
+            self.vector
+                .insert(tenant.to_owned(), VectorIndex::from_rows(dim, rows));
+        }
     }
 
     /// Whether the vector indexes were built for another model than the
@@ -59,25 +107,48 @@ impl Indexes {
         self.vector_model != vectors.model
     }
 
+    /// Re-indexes these atoms from their current records (everything, if
+    /// the vectors' model changed).
+    pub fn reindex(&mut self, ids: impl IntoIterator<Item = AtomId>, state: &State) {
+        if self.vector_model_changed(&state.vectors) {
+            *self = Indexes::build(state);
+            return;
+        }
+        for id in ids {
+            if let Some(atom) = state.atoms.get(&id) {
+                self.upsert(atom, state);
+            }
+        }
+    }
+
     /// Re-indexes one atom from its current record.
     pub fn upsert(&mut self, atom: &Atom, state: &State) {
-        let vectors = &state.vectors;
+        if self.vectors_built {
+            let vectors = &state.vectors;
+            let tenant_vectors = self
+                .vector
+                .entry(atom.scope.tenant_id.clone())
+                .or_insert_with(|| VectorIndex::new(vectors.dim as usize));
+            match vectors.rows.get(&atom.id) {
+                Some(row) if !atom.exposure.destroyed() => tenant_vectors.insert_scripted(
+                    atom.id,
+                    row,
+                    tokenize::is_cjk_text(&atom.content),
+                ),
+                _ => tenant_vectors.remove(atom.id),
+            }
+        }
+        self.upsert_text(atom, state);
+    }
+
+    /// Re-indexes one atom's text: keyword, dedup, graph.
+    fn upsert_text(&mut self, atom: &Atom, state: &State) {
         let supplied = state
             .supplied
             .triples
             .get(&atom.id)
             .map_or(&[][..], Vec::as_slice);
         self.graph.upsert(atom, supplied);
-        let tenant_vectors = self
-            .vector
-            .entry(atom.scope.tenant_id.clone())
-            .or_insert_with(|| VectorIndex::new(vectors.dim as usize));
-        match vectors.rows.get(&atom.id) {
-            Some(row) if !atom.exposure.destroyed() => {
-                tenant_vectors.insert_scripted(atom.id, row, tokenize::is_cjk_text(&atom.content))
-            }
-            _ => tenant_vectors.remove(atom.id),
-        }
         let keyword = self
             .keyword
             .entry(atom.scope.tenant_id.clone())
@@ -103,6 +174,7 @@ impl Indexes {
         self.keyword.get(tenant)
     }
 
+    /// A tenant's vector index (`None` before [`Indexes::ensure_vectors`]).
     pub fn vector(&self, tenant: &str) -> Option<&VectorIndex> {
         self.vector.get(tenant)
     }

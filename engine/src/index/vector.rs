@@ -41,8 +41,9 @@ pub struct VectorIndex {
     /// ‖code · scale‖ and ‖exact − code · scale‖ per row, for the bound.
     norms: Vec<f32>,
     residuals: Vec<f32>,
-    /// `ids.len() × dim` exact values (decoded from the stored f16).
-    exact: Vec<f32>,
+    /// `ids.len() × dim` exact values as stored (f16, 2 bytes each),
+    /// decoded when a row is re-scored.
+    exact: Vec<u8>,
     /// Per row: its script bucket (1: CJK, 0: other), ‖d‖², and d·m of its
     /// bucket's frozen mean.
     buckets: Vec<u8>,
@@ -56,14 +57,19 @@ pub struct VectorIndex {
     frozen: [usize; 2],
 }
 
+/// The int8 code of `x` at this scale: `x / scale` rounded half away from
+/// zero, by adding ±0.5 and truncating (`f32::round` is a library call on
+/// baseline x86-64; building an index rounds every value of every row).
+fn code(x: f32, scale: f32) -> i8 {
+    let y = x / scale;
+    (y + 0.5f32.copysign(y)).clamp(-127.0, 127.0) as i8
+}
+
 /// Symmetric per-vector int8 quantisation: codes, scale, ‖x̂‖, ‖x − x̂‖.
 fn quantize(v: &[f32]) -> (Vec<i8>, f32, f32, f32) {
     let max = v.iter().fold(0f32, |m, x| m.max(x.abs()));
     let scale = if max > 0.0 { max / 127.0 } else { 1.0 };
-    let codes: Vec<i8> = v
-        .iter()
-        .map(|x| (x / scale).round().clamp(-127.0, 127.0) as i8)
-        .collect();
+    let codes: Vec<i8> = v.iter().map(|x| code(*x, scale)).collect();
     let (mut norm, mut residual) = (0f32, 0f32);
     for (x, &c) in v.iter().zip(&codes) {
         let q = f32::from(c) * scale;
@@ -124,7 +130,7 @@ impl VectorIndex {
         self.slot.insert(id, self.ids.len());
         self.ids.push(id);
         self.codes.extend_from_slice(&codes);
-        self.exact.extend_from_slice(&v);
+        self.exact.extend_from_slice(stored);
         self.scales.push(scale);
         self.norms.push(norm);
         self.residuals.push(residual);
@@ -137,6 +143,56 @@ impl VectorIndex {
         }
         self.counts[b] += 1;
         self.refreeze(b);
+    }
+
+    /// An index of these rows (stored f16 bytes, CJK bucket or not) at
+    /// once: one pass to fill the columns, then the bucket means and every
+    /// row's `d·m` once — what `insert_scripted` row by row would end with,
+    /// without re-taking the means as the buckets grow. Rows of another
+    /// dimension and repeated ids are skipped.
+    pub fn from_rows<'a>(
+        dim: usize,
+        rows: impl IntoIterator<Item = (AtomId, &'a [u8], bool)>,
+    ) -> VectorIndex {
+        let mut index = VectorIndex::new(dim);
+        let mut v = vec![0f32; dim];
+        for (id, stored, cjk) in rows {
+            if stored.len() != dim * 2 || index.slot.contains_key(&id) {
+                continue;
+            }
+            Vectors::decode_into(stored, &mut v);
+            let max = v.iter().fold(0f32, |m, x| m.max(x.abs()));
+            let scale = if max > 0.0 { max / 127.0 } else { 1.0 };
+            // Separate simple loops: the accumulators stay in registers.
+            let start = index.codes.len();
+            index.codes.extend(v.iter().map(|x| code(*x, scale)));
+            let (mut norm, mut residual, mut square) = (0f32, 0f32, 0f32);
+            for (x, c) in v.iter().zip(&index.codes[start..]) {
+                let q = f32::from(*c) * scale;
+                norm += q * q;
+                residual += (x - q) * (x - q);
+                square += x * x;
+            }
+            let b = usize::from(cjk);
+            index.sums[b].resize(dim, 0.0);
+            for (s, x) in index.sums[b].iter_mut().zip(&v) {
+                *s += f64::from(*x);
+            }
+            index.slot.insert(id, index.ids.len());
+            index.ids.push(id);
+            index.exact.extend_from_slice(stored);
+            index.scales.push(scale);
+            index.norms.push(norm.sqrt());
+            index.residuals.push(residual.sqrt());
+            index.buckets.push(b as u8);
+            index.squares.push(square);
+            index.counts[b] += 1;
+        }
+        index.dm = vec![0.0; index.ids.len()];
+        for b in 0..2 {
+            index.refreeze(b);
+        }
+        index
     }
 
     /// Re-takes a bucket's mean when it first reaches [`MIN_BUCKET`] rows,
@@ -155,10 +211,9 @@ impl VectorIndex {
         }
         self.means[b] = self.sums[b].iter().map(|s| (s / n as f64) as f32).collect();
         self.frozen[b] = n;
-        let d = self.dim;
         for row in 0..self.ids.len() {
             if usize::from(self.buckets[row]) == b {
-                self.dm[row] = dot(&self.exact[row * d..(row + 1) * d], &self.means[b]);
+                self.dm[row] = Vectors::dot(self.row(row), &self.means[b]);
             }
         }
     }
@@ -176,11 +231,9 @@ impl VectorIndex {
         let last = self.ids.len() - 1;
         let d = self.dim;
         let b = usize::from(self.buckets[at]);
-        for (s, x) in self.sums[b]
-            .iter_mut()
-            .zip(&self.exact[at * d..(at + 1) * d])
-        {
-            *s -= f64::from(*x);
+        let removed = Vectors::decode(self.row(at));
+        for (s, x) in self.sums[b].iter_mut().zip(removed) {
+            *s -= f64::from(x);
         }
         self.counts[b] -= 1;
         if at != last {
@@ -190,14 +243,15 @@ impl VectorIndex {
             self.ids.swap(at, last);
             self.slot.insert(self.ids[at], at);
             self.codes.copy_within(last * d..(last + 1) * d, at * d);
-            self.exact.copy_within(last * d..(last + 1) * d, at * d);
+            self.exact
+                .copy_within(2 * last * d..2 * (last + 1) * d, 2 * at * d);
             self.scales.swap(at, last);
             self.norms.swap(at, last);
             self.residuals.swap(at, last);
         }
         self.ids.pop();
         self.codes.truncate(last * d);
-        self.exact.truncate(last * d);
+        self.exact.truncate(2 * last * d);
         self.scales.pop();
         self.norms.pop();
         self.residuals.pop();
@@ -207,8 +261,13 @@ impl VectorIndex {
         self.refreeze(b);
     }
 
+    /// A row's stored bytes.
+    fn row(&self, at: usize) -> &[u8] {
+        &self.exact[2 * at * self.dim..2 * (at + 1) * self.dim]
+    }
+
     fn exact_score(&self, at: usize, query: &[f32]) -> f32 {
-        dot(&self.exact[at * self.dim..(at + 1) * self.dim], query)
+        Vectors::dot(self.row(at), query)
     }
 
     fn transformed(

@@ -5,8 +5,9 @@ use crate::error::{Error, Result};
 
 /// Written by this build. Version 2 added embeddings (a second snapshot
 /// frame, `Mutation::Embed` records), version 3 callers' triples (a third
-/// frame, `Mutation::Relate`); older files are read as they are.
-pub const FORMAT_VERSION: u32 = 3;
+/// frame, `Mutation::Relate`), version 4 the derived indexes (a fourth
+/// snapshot frame); older files are read as they are.
+pub const FORMAT_VERSION: u32 = 4;
 pub const OLDEST_READABLE: u32 = 1;
 pub const HEADER_LEN: u64 = 24;
 pub const FRAME_OVERHEAD: usize = 8;

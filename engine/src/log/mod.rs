@@ -50,6 +50,18 @@ pub struct CatchUp {
     pub recovery: Recovery,
 }
 
+/// The indexes a snapshot carries (its fourth frame, opaque here), with
+/// what the log changed after it: the caller restores the indexes from the
+/// bytes and re-indexes the touched atoms (`crate::index::persist`).
+#[derive(Debug, Default)]
+pub struct Derived {
+    /// The state version of the snapshot the bytes were derived from.
+    pub snapshot_version: u64,
+    pub bytes: Vec<u8>,
+    /// Atoms the log replayed after the snapshot touched.
+    pub touched: Vec<AtomId>,
+}
+
 /// Repairs recovery decided on but has not done yet — because the store
 /// could not be written when it was read (read-only, disk full). Reads do
 /// not need them; every write does them first.
@@ -88,6 +100,11 @@ pub struct Log<B: Backend> {
     untidy: Untidy,
     /// Notices of repairs made during writes, until the caller takes them.
     notices: Vec<String>,
+    /// The last load's snapshot indexes, until the caller takes them.
+    derived: Option<Derived>,
+    /// Compact at the next commit even if the log is short (the snapshot's
+    /// indexes are missing or were derived by another engine).
+    compact_soon: bool,
 }
 
 fn log_name(generation: u64) -> String {
@@ -160,6 +177,8 @@ impl<B: Backend> Log<B> {
             salvage,
             untidy: Untidy::default(),
             notices: Vec::new(),
+            derived: None,
+            compact_soon: false,
         };
         let mut recovery = Recovery::default();
         let state = log.load(&mut recovery)?;
@@ -177,6 +196,17 @@ impl<B: Backend> Log<B> {
     /// Log bytes after the header.
     pub fn log_bytes(&self) -> u64 {
         self.log_end - HEADER_LEN
+    }
+
+    /// The indexes the last load's snapshot carried, if any (once).
+    pub fn take_derived(&mut self) -> Option<Derived> {
+        self.derived.take()
+    }
+
+    /// Asks for a compaction at the next commit, to rewrite the snapshot's
+    /// indexes.
+    pub fn compact_at_next_commit(&mut self) {
+        self.compact_soon = true;
     }
 
     /// Notices of repairs made since they were last taken.
@@ -209,11 +239,20 @@ impl<B: Backend> Log<B> {
         let log = log_name(generation);
         // Salvage loads what it can on an older base: versions may jump.
         let mut gap_ok = false;
+        self.derived = None;
+        let mut derived = None;
         let mut state = if generation == 0 {
             State::default()
         } else if names.contains(&snap) {
             match self.read_snapshot(generation) {
-                Ok(state) => state,
+                Ok((state, bytes)) => {
+                    derived = bytes.map(|bytes| Derived {
+                        snapshot_version: state.version,
+                        bytes,
+                        touched: Vec::new(),
+                    });
+                    state
+                }
                 Err(e) if self.salvage => {
                     recovery.notices.push(format!("salvage: {e}"));
                     self.untidy.keep.push(snap.clone());
@@ -234,7 +273,9 @@ impl<B: Backend> Log<B> {
                 "{snap} is missing while {log} of the same generation exists: the state that log builds on is gone (a compaction never leaves a log without its snapshot). {SALVAGE_HINT}, and {log} is replayed on the newest snapshot left (or on an empty store)."
             )));
         };
-        self.replay(&mut state, &mut Vec::new(), gap_ok, recovery)?;
+        let mut touched = Vec::new();
+        self.replay(&mut state, &mut touched, gap_ok, recovery)?;
+        self.derived = derived.map(|d| Derived { touched, ..d });
         self.untidy.stale = names.iter().any(|n| self.is_stale(n));
         self.untidy.compact |= gap_ok;
         if let Err(e) = self.tidy(&state, recovery) {
@@ -265,7 +306,7 @@ impl<B: Backend> Log<B> {
             .collect();
         older.sort_unstable();
         for g in older.into_iter().rev() {
-            if let Ok(state) = self.read_snapshot(g) {
+            if let Ok((state, _)) = self.read_snapshot(g) {
                 recovery
                     .notices
                     .push(format!("salvage: starting from {}", snap_name(g)));
@@ -278,7 +319,8 @@ impl<B: Backend> Log<B> {
         State::default()
     }
 
-    fn read_snapshot(&self, generation: u64) -> Result<State> {
+    /// A snapshot's state, and the bytes of its indexes frame if it has one.
+    fn read_snapshot(&self, generation: u64) -> Result<(State, Option<Vec<u8>>)> {
         let name = snap_name(generation);
         let bytes = self.backend.read_all(&name)?;
         let found = frame::parse_header(SNAP_MAGIC, &bytes)
@@ -295,16 +337,21 @@ impl<B: Backend> Log<B> {
             other => other,
         };
         let mut state: State = decode(payload, "snapshot").map_err(named)?;
-        // Version 2 added the vectors frame, version 3 the supplied triples.
+        // Version 2 added the vectors frame, version 3 the supplied triples,
+        // version 4 the indexes.
         let mut at = after;
-        for part in ["vectors", "supplied triples"] {
+        let mut derived = None;
+        for part in ["vectors", "supplied triples", "indexes"] {
             match frame::next(&bytes, at) {
                 Next::Frame(payload, next) => {
                     match part {
                         "vectors" => {
                             state.vectors = decode(payload, "snapshot vectors").map_err(named)?
                         }
-                        _ => state.supplied = decode(payload, "snapshot triples").map_err(named)?,
+                        "supplied triples" => {
+                            state.supplied = decode(payload, "snapshot triples").map_err(named)?
+                        }
+                        _ => derived = Some(payload.to_vec()),
                     }
                     at = next;
                 }
@@ -312,7 +359,7 @@ impl<B: Backend> Log<B> {
                 Next::Bad => return Err(bad()),
             }
         }
-        Ok(state)
+        Ok((state, derived))
     }
 
     /// Applies the log from `log_end` on, noting the atoms it touched. A torn
@@ -483,7 +530,7 @@ impl<B: Backend> Log<B> {
             self.untidy.header = false;
         }
         if self.untidy.compact {
-            self.compact_now(state)?;
+            self.compact_now(state, None)?;
             self.untidy.compact = false;
         }
         if self.untidy.stale {
@@ -572,6 +619,17 @@ impl<B: Backend> Log<B> {
     /// that fails leaves no partial record behind (best effort: a crash can
     /// still leave one, which the next open sets aside).
     pub fn commit(&mut self, state: &mut State, txn: Txn) -> Result<()> {
+        self.commit_deriving(state, txn, &mut |_| None)
+    }
+
+    /// [`Log::commit`]; a compaction it runs stores `derive(state)` as the
+    /// snapshot's indexes frame.
+    pub fn commit_deriving(
+        &mut self,
+        state: &mut State,
+        txn: Txn,
+        derive: &mut dyn FnMut(&State) -> Option<Vec<u8>>,
+    ) -> Result<()> {
         self.tidy_for_write(state)?;
         let bytes = frame::frame(&encode(&txn)?);
         let log = log_name(self.generation);
@@ -588,9 +646,10 @@ impl<B: Backend> Log<B> {
         }
         self.log_end += bytes.len() as u64;
         state.apply(txn)?;
-        if self.log_bytes() > self.compact_after {
+        if self.log_bytes() > self.compact_after || self.compact_soon {
             // The commit stands: a compaction that cannot run now runs later.
-            if let Err(e) = self.compact_now(state) {
+            let derived = derive(state);
+            if let Err(e) = self.compact_now(state, derived) {
                 self.notices.push(format!(
                     "the log could not be compacted now ({e}); it will be retried"
                 ));
@@ -603,9 +662,21 @@ impl<B: Backend> Log<B> {
     /// when this returns no file holds the destroyed bytes. The new snapshot
     /// is the commit point: before its rename the write did not happen.
     pub fn commit_erasing(&mut self, state: &mut State, txn: Txn) -> Result<()> {
+        self.commit_erasing_deriving(state, txn, &mut |_| None)
+    }
+
+    /// [`Log::commit_erasing`], storing `derive(state)` as the new
+    /// snapshot's indexes frame.
+    pub fn commit_erasing_deriving(
+        &mut self,
+        state: &mut State,
+        txn: Txn,
+        derive: &mut dyn FnMut(&State) -> Option<Vec<u8>>,
+    ) -> Result<()> {
         self.tidy_for_write(state)?;
         state.apply(txn)?;
-        self.compact_now(state)
+        let derived = derive(state);
+        self.compact_now(state, derived)
     }
 
     /// Writes `state` as generation `g+1` and removes generation `g`. Fails
@@ -613,16 +684,24 @@ impl<B: Backend> Log<B> {
     /// after it nothing fails: what is left undone is done by the next
     /// write or open, and said in a notice.
     pub fn compact(&mut self, state: &State) -> Result<()> {
-        self.tidy_for_write(state)?;
-        self.compact_now(state)
+        self.compact_deriving(state, None)
     }
 
-    fn compact_now(&mut self, state: &State) -> Result<()> {
+    /// [`Log::compact`], with the indexes frame to store.
+    pub fn compact_deriving(&mut self, state: &State, derived: Option<Vec<u8>>) -> Result<()> {
+        self.tidy_for_write(state)?;
+        self.compact_now(state, derived)
+    }
+
+    fn compact_now(&mut self, state: &State, derived: Option<Vec<u8>>) -> Result<()> {
         let next = self.generation + 1;
         let mut bytes = frame::header(SNAP_MAGIC, next);
         bytes.extend(frame::frame(&encode(state)?));
         bytes.extend(frame::frame(&encode(&state.vectors)?));
         bytes.extend(frame::frame(&encode(&state.supplied)?));
+        if let Some(derived) = derived {
+            bytes.extend(frame::frame(&derived));
+        }
         let tmp = format!("{}.tmp", snap_name(next));
         let staged = self
             .backend
@@ -634,6 +713,7 @@ impl<B: Backend> Log<B> {
             return Err(e.into());
         }
         // Committed. Generation `next` is live from here on.
+        self.compact_soon = false;
         let old = self.generation;
         self.generation = next;
         self.log_end = HEADER_LEN;

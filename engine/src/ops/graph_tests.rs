@@ -211,7 +211,7 @@ fn destroyed_content_takes_its_entities_and_triples_out_of_every_file() {
         .atom_id
         .unwrap();
     // Compaction writes the supplied triple into a snapshot frame first.
-    h.memory.log.compact(&h.memory.state).unwrap();
+    h.memory.compact().unwrap();
     assert!(h.files_contain("Zephyrine"));
     h.govern(secret, GovernAction::Seal, None);
     h.govern(supplied, GovernAction::Tombstone, None);
@@ -236,7 +236,7 @@ fn graph_survives_reopen_and_compaction() {
     h.id("Grafana depends on Prometheus");
     relate(&mut h, "Prometheus", "scrapes", "node-exporter");
     let before = neighborhood(&mut h, "Prometheus", 2);
-    h.memory.log.compact(&h.memory.state).unwrap();
+    h.memory.compact().unwrap();
     h.reopen(None);
     assert_eq!(neighborhood(&mut h, "Prometheus", 2), before);
     let export = h.memory.export(&crate::scope::Filter::WholeStore).unwrap();

@@ -375,6 +375,7 @@ impl<B: Backend> Memory<B> {
         limit: usize,
         out: &mut HashMap<AtomId, Relevance>,
     ) {
+        self.indexes.ensure_vectors(&self.state);
         if self
             .indexes
             .vector(&req.scope.tenant_id)

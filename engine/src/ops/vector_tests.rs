@@ -54,7 +54,7 @@ fn vectors_are_written_with_atoms_and_survive_reopen() {
     assert_eq!(fresh.texts.load(Ordering::Relaxed), 1);
 
     // Also after compaction (the vectors move into the snapshot).
-    h.memory.log.compact(&h.memory.state).unwrap();
+    h.memory.compact().unwrap();
     h.reopen(Some(HashedEmbedder::new(64)));
     assert_eq!(stats(&mut h).indexes.semantic, 2);
 }
@@ -156,4 +156,43 @@ fn another_model_replaces_the_vectors_it_cannot_compare() {
         ("other-model", 1)
     );
     assert_eq!(h.recall("caching").len(), 2);
+}
+
+#[test]
+fn embeddings_made_ahead_are_used_by_the_write_and_touch_no_file() {
+    let (mut h, embedder) = with_vectors();
+    let before = h.backend.all_bytes();
+    let texts = vec![
+        "  deploy with blue green on ECS ".to_owned(),
+        "the db password=Hunter2x9Qz is rotated weekly".to_owned(),
+        String::new(),
+    ];
+    assert_eq!(h.memory.embed_ahead(&texts), 2);
+    assert_eq!(h.backend.all_bytes(), before, "no file is read for writing");
+    assert_eq!(embedder.texts.load(Ordering::Relaxed), 2);
+    // The write embeds nothing: both contents (trimmed, redacted) are ready.
+    let a = h.id("deploy with blue green on ECS");
+    h.id("the db password=Hunter2x9Qz is rotated weekly");
+    assert_eq!(embedder.texts.load(Ordering::Relaxed), 2);
+    assert_eq!(stats(&mut h).indexes.semantic, 2);
+    // Made ahead or not, the stored vector is the same.
+    let stored = h.memory.state.vectors.rows[&a].clone();
+    assert_eq!(
+        stored,
+        Vectors::encode(&embedder.clone().vector("deploy with blue green on ECS"))
+    );
+    // Import finds its contents ahead too.
+    let export = h.memory.export(&Filter::WholeStore).unwrap();
+    let mut other = Harness::new();
+    let fresh = HashedEmbedder::new(64);
+    other.memory.set_embedder(Box::new(fresh.clone()));
+    let contents: Vec<String> = export
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter_map(|v| v["content"].as_str().map(str::to_owned))
+        .collect();
+    assert_eq!(other.memory.embed_ahead(&contents), 2);
+    other.memory.import(&export).unwrap();
+    assert_eq!(fresh.texts.load(Ordering::Relaxed), 2);
+    assert_eq!(stats(&mut other).indexes.semantic, 2);
 }

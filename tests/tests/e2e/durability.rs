@@ -204,3 +204,171 @@ fn large_transactions_reopen_whole() {
     let mut session = open(dir.path());
     assert_eq!(session.stats_all().unwrap().atoms, 3000);
 }
+
+/// A long import with the model (each content embedded) beside a CLI
+/// recall loop and an MCP server: the import embeds outside the store lock
+/// and takes it only to write, so no caller waits for its embedding. Bound:
+/// every call answers within 5 s while the import runs ≥ 2× longer (when
+/// the import held the lock while embedding, every call waited for all of
+/// it, and hmg-mcp calls ran into their timeout).
+#[test]
+fn a_long_import_holds_no_caller_up() {
+    use std::io::Write;
+    use std::time::Instant;
+
+    const BOUND: Duration = Duration::from_secs(5);
+    let dir = tempfile::tempdir().unwrap();
+    let cwd = tempfile::tempdir().unwrap();
+    let model = hmg_e2e::model_dir();
+    let cli = |args: &[&str]| {
+        let mut cmd = Command::new(hmg_binary());
+        cmd.arg("--store")
+            .arg(dir.path())
+            .arg("--model")
+            .arg(&model)
+            .env("HMG_REQUIRE_PRELOADED", "1")
+            .args([
+                "--tenant",
+                "t",
+                "--workspace",
+                "acme",
+                "--repository",
+                "shop",
+            ])
+            .args(["--branch", "main"])
+            .args(args);
+        cmd
+    };
+    let out = cli(&["memorize", "The deploy target is ECS in us-east-1"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let mut lines = String::new();
+    for i in 0..400u128 {
+        const ALPHABET: &[u8] = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+        let v = (1_793_491_200_000u128 << 80) | (i + 1);
+        let id: String = (0..26)
+            .map(|k| ALPHABET[((v >> (5 * (25 - k))) & 31) as usize] as char)
+            .collect();
+        let line = serde_json::json!({
+            "type": "atom", "atom_id": id, "kind": "memory", "source": "agent",
+            "content": format!("imported decision {i}: billing service {i} caches in Redis for {} days", i % 7),
+            "scope": {"tenant_id": "t", "workspace": "acme", "repository": "shop", "branch": "main"},
+            "epistemic": "actual", "polarity": "affirmative", "exposure_state": "visible",
+            "negated": false, "superseded_by": null,
+            "created_at": "2026-11-01T00:00:00Z", "updated_at": "2026-11-01T00:00:00Z"
+        });
+        lines.push_str(&format!("{line}\n"));
+    }
+    let file = dir.path().join("import.jsonl");
+    std::fs::write(&file, lines).unwrap();
+
+    let mcp_bin = hmg_binary().with_file_name(format!("hmg-mcp{}", std::env::consts::EXE_SUFFIX));
+    let mut mcp = Command::new(mcp_bin)
+        .arg("--store")
+        .arg(dir.path())
+        .arg("--model")
+        .arg(&model)
+        .env("HMG_REQUIRE_PRELOADED", "1")
+        .current_dir(cwd.path())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = mcp.stdin.take().unwrap();
+    let mut replies = BufReader::new(mcp.stdout.take().unwrap()).lines();
+    let mut ask = |id: u64, line: serde_json::Value| -> Duration {
+        let started = Instant::now();
+        writeln!(stdin, "{line}").unwrap();
+        if id == u64::MAX {
+            return Duration::ZERO;
+        }
+        loop {
+            let reply: serde_json::Value =
+                serde_json::from_str(&replies.next().unwrap().unwrap()).unwrap();
+            if reply["id"] == id {
+                assert!(reply.get("error").is_none(), "{reply}");
+                assert_ne!(reply["result"]["isError"], true, "{reply}");
+                return started.elapsed();
+            }
+        }
+    };
+    ask(
+        0,
+        serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "lock", "version": "1"}}}),
+    );
+    // A notification: no reply to wait for.
+    ask(
+        u64::MAX,
+        serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    );
+    let tool = |id: u64, name: &str, arguments: serde_json::Value| {
+        serde_json::json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                           "params": {"name": name, "arguments": arguments}})
+    };
+    // Warm both up (the first call of a process maps the engine image).
+    ask(
+        1,
+        tool(1, "memory_recall", serde_json::json!({"query": "deploy"})),
+    );
+
+    let started = Instant::now();
+    let mut import = cli(&["import", file.to_str().unwrap()])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut waits = Vec::new();
+    let mut id = 10;
+    while import.try_wait().unwrap().is_none() {
+        let t = Instant::now();
+        let out = cli(&["--json", "recall", "deploy target"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        waits.push(("cli recall", t.elapsed()));
+        id += 1;
+        let content = format!("mcp note {id}: the queue worker restarts nightly");
+        waits.push((
+            "mcp memorize",
+            ask(
+                id,
+                tool(
+                    id,
+                    "memory_memorize",
+                    serde_json::json!({"content": content}),
+                ),
+            ),
+        ));
+        id += 1;
+        waits.push((
+            "mcp recall",
+            ask(
+                id,
+                tool(
+                    id,
+                    "memory_recall",
+                    serde_json::json!({"query": "queue worker"}),
+                ),
+            ),
+        ));
+    }
+    let took = started.elapsed();
+    assert!(import.wait().unwrap().success());
+    drop(stdin);
+    let _ = mcp.wait();
+    assert!(
+        waits.len() >= 6,
+        "the import ended before the callers ran: {took:?}"
+    );
+    let longest = waits.iter().map(|w| w.1).max().unwrap();
+    assert!(
+        took >= 2 * BOUND && longest < BOUND,
+        "import took {took:?}; the longest call waited {longest:?}: {waits:?}"
+    );
+    let out = cli(&["--json", "stats"]).output().unwrap();
+    let stats: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(stats["indexes"]["semantic"], stats["atoms"], "{stats}");
+}

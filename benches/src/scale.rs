@@ -1,0 +1,205 @@
+//! Scale (issue 15): what opening a large store costs, natively and in the
+//! component, with the indexes stored in the snapshot (format version 4)
+//! against rebuilding them from every atom (what version 3 did).
+//!
+//!     cargo run --release -p hmg-benches --bin scale [-- 10000 100000]
+//!
+//! Stores are built once under `~/.cache/hmg/bench/scale-<n>` (kept between
+//! runs; delete to rebuild) by importing the LoCoMo dev turns and the
+//! agent-memory texts over and over, each copy numbered, with their real e5
+//! vectors plus small noise (`hmg_benches::Replay`, as `--bin speed` does).
+//! Cold `hmg` figures use the `hmg` binary beside this one (`--model none`:
+//! keyword-only, no query embedding). Recall figures here embed the query
+//! from the cache, so they are index work only.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use engine::index::Indexes;
+use engine::log::Log;
+use engine::ops::RecallRequest;
+use engine::{Config, FsBackend, Memory, Scope, SystemEnv};
+use hmg_benches::{Replay, SharedEmbedder};
+
+const QUERIES: &[&str] = &[
+    "資料庫選型",
+    "database choice",
+    "我們部署在哪裡？",
+    "How long do access tokens last?",
+    "what did Caroline research",
+    "日誌保留多久？",
+];
+
+fn ms(started: Instant) -> f64 {
+    started.elapsed().as_secs_f64() * 1000.0
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn ulid(i: usize) -> String {
+    const ALPHABET: &[u8] = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+    let v: u128 = (1_793_491_200_000u128 << 80) | (i as u128 + 1);
+    (0..26)
+        .map(|k| ALPHABET[((v >> (5 * (25 - k))) & 31) as usize] as char)
+        .collect()
+}
+
+fn scope() -> Scope {
+    Scope::new("bench", "acme", "shop", "main")
+}
+
+fn open(path: &Path) -> Memory<FsBackend> {
+    Memory::open(
+        FsBackend::new(path).unwrap(),
+        Config::default(),
+        Box::new(SystemEnv),
+    )
+    .unwrap()
+}
+
+/// Builds the store of `n` atoms if it is not there; returns import seconds.
+fn build(path: &Path, n: usize, replay: &Replay) -> Option<f64> {
+    if path.join("done").exists() {
+        return None;
+    }
+    let _ = std::fs::remove_dir_all(path);
+    let started = Instant::now();
+    let mut memory = open(path);
+    memory.set_embedder(Box::new(replay.clone()));
+    for chunk in (0..n).collect::<Vec<_>>().chunks(5000) {
+        let mut lines = String::new();
+        for &i in chunk {
+            let content = replay.text(i);
+            let line = serde_json::json!({
+                "type": "atom", "atom_id": ulid(i), "content": content, "kind": "memory",
+                "source": "agent",
+                "scope": {"tenant_id": "bench", "workspace": "acme", "repository": "shop", "branch": "main"},
+                "epistemic": "actual", "polarity": "affirmative", "exposure_state": "visible",
+                "negated": false, "superseded_by": null,
+                "created_at": "2026-11-01T00:00:00Z", "updated_at": "2026-11-01T00:00:00Z"
+            });
+            lines.push_str(&line.to_string());
+            lines.push('\n');
+        }
+        memory.import(&lines).unwrap();
+    }
+    memory.compact().unwrap();
+    std::fs::write(path.join("done"), "").unwrap();
+    Some(started.elapsed().as_secs_f64())
+}
+
+fn store_bytes(path: &Path) -> u64 {
+    std::fs::read_dir(path)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".hmg"))
+        .filter_map(|e| e.metadata().ok())
+        .map(|m| m.len())
+        .sum()
+}
+
+fn hmg() -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    let hmg = exe.parent()?.join("hmg");
+    hmg.exists().then_some(hmg)
+}
+
+fn main() {
+    let sizes: Vec<usize> = std::env::args()
+        .skip(1)
+        .filter_map(|a| a.parse().ok())
+        .collect();
+    let sizes = if sizes.is_empty() {
+        vec![10_000, 100_000]
+    } else {
+        sizes
+    };
+    let cache = hmg_cli::default_cache_dir().expect("a cache directory");
+    let shared = SharedEmbedder::load("speed");
+    let replay = Replay {
+        pool: hmg_benches::pool(&shared, hmg_benches::pool_texts(), QUERIES),
+        model: shared.clone(),
+        seed: 0x9E37_79B9_7F4A_7C15,
+    };
+    println!(
+        "| atoms | open, indexes stored (median of 5) | open, indexes rebuilt | of which the snapshot read | first recall (builds vectors) | warm recall p50 (hybrid, query embedding cached) | cold `hmg --model none recall` (median of 5) | bytes per atom |"
+    );
+    println!("| --- | --- | --- | --- | --- | --- | --- | --- |");
+    for n in sizes {
+        let path = cache.join(format!("bench/scale-{n}"));
+        if let Some(secs) = build(&path, n, &replay) {
+            eprintln!("built {n} atoms in {secs:.0} s");
+        }
+        let mut stored = Vec::new();
+        for _ in 0..5 {
+            let started = Instant::now();
+            let memory = open(&path);
+            stored.push(ms(started));
+            drop(memory);
+        }
+        let (mut read, mut rebuilt) = (Vec::new(), Vec::new());
+        for _ in 0..3 {
+            let started = Instant::now();
+            let (_log, state, _) = Log::open(FsBackend::new(&path).unwrap(), 4 << 20).unwrap();
+            read.push(ms(started));
+            let _ = Indexes::build(&state);
+            rebuilt.push(ms(started));
+        }
+        let mut memory = open(&path);
+        let req = |q: &str| RecallRequest {
+            query: q.into(),
+            scope: scope(),
+            ..Default::default()
+        };
+        memory.set_embedder(Box::new(replay.clone()));
+        let started = Instant::now();
+        memory.recall(&req("資料庫選型")).unwrap();
+        let first = ms(started);
+        let mut warm = Vec::new();
+        for q in QUERIES {
+            for _ in 0..5 {
+                let started = Instant::now();
+                memory.recall(&req(q)).unwrap();
+                warm.push(ms(started));
+            }
+        }
+        let cold = hmg().map(|bin| {
+            // The first run may compile the component into the cache.
+            let runs: Vec<f64> = (0..6)
+                .map(|_| {
+                    let started = Instant::now();
+                    let out = Command::new(&bin)
+                        .args([
+                            "--model",
+                            "none",
+                            "--tenant",
+                            "bench",
+                            "--workspace",
+                            "acme",
+                        ])
+                        .args(["--repository", "shop", "--branch", "main", "--store"])
+                        .arg(&path)
+                        .args(["recall", "database choice"])
+                        .output()
+                        .unwrap();
+                    assert!(out.status.success(), "{out:?}");
+                    ms(started)
+                })
+                .collect();
+            median(runs[1..].to_vec())
+        });
+        println!(
+            "| {n} | {:.0} ms | {:.0} ms | {:.0} ms | {first:.0} ms | {:.1} ms | {} | {:.0} |",
+            median(stored),
+            median(rebuilt),
+            median(read),
+            median(warm),
+            cold.map_or("(no hmg binary)".into(), |c| format!("{c:.0} ms")),
+            store_bytes(&path) as f64 / n as f64
+        );
+    }
+}
