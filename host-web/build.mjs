@@ -77,7 +77,7 @@ function writeContract(gen) {
     });
   }
   const methods = {};
-  for (const [, name, arg, param, result] of memory.matchAll(/^  '?(\w+)'?\((?:(\w+): (\w+))?\): ([\w<>]+);$/gm)) {
+  for (const [, name, arg, param, result] of memory.matchAll(/^  '?(\w+)'?\((?:(\w+): ([\w<>]+))?\): ([\w<>]+);$/gm)) {
     methods[name] = { arg: arg ?? "", param: param ?? "none", result };
   }
   for (const need of ["CorrectAction", "GovernAction"]) if (!enums[need]) throw new Error(`contract: no enum ${need} in jco's declarations`);

@@ -16,9 +16,14 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
+use engine::atom::AtomId;
+use engine::embed::{Embedder, Role};
 use engine::index::Indexes;
+use engine::index::tokenize::is_cjk_text;
+use engine::index::vector::VectorIndex;
 use engine::log::Log;
 use engine::ops::RecallRequest;
+use engine::state::Vectors;
 use engine::{Config, FsBackend, Memory, Scope, SystemEnv};
 use hmg_benches::{Replay, SharedEmbedder};
 
@@ -106,6 +111,62 @@ fn hmg() -> Option<PathBuf> {
     let exe = std::env::current_exe().ok()?;
     let hmg = exe.parent()?.join("hmg");
     hmg.exists().then_some(hmg)
+}
+
+/// The vector index alone at `n` rows (replayed vectors, no store): exact
+/// against approximate search, recall@10 and latency, language-neutral
+/// scoring as recall uses it.
+fn approximate(replay: &Replay, n: usize, queries: &[(Vec<f32>, bool)]) {
+    let mut noise = replay.clone();
+    let texts: Vec<String> = (0..n).map(|i| replay.text(i)).collect();
+    let mut rows: Vec<(AtomId, Vec<u8>, bool)> = Vec::with_capacity(n);
+    for (chunk_at, chunk) in texts.chunks(10_000).enumerate() {
+        let refs: Vec<&str> = chunk.iter().map(String::as_str).collect();
+        let vectors = noise.embed(&refs, Role::Passage).unwrap();
+        for (i, (text, v)) in chunk.iter().zip(vectors).enumerate() {
+            let id = AtomId((chunk_at * 10_000 + i) as u128);
+            rows.push((id, Vectors::encode(&v), is_cjk_text(text)));
+        }
+    }
+    let started = Instant::now();
+    let mut index = VectorIndex::from_rows(
+        384,
+        rows.iter().map(|(id, v, cjk)| (*id, v.as_slice(), *cjk)),
+    );
+    let build = ms(started);
+    drop(rows);
+    let (mut exact_ms, mut approx_ms, mut found, mut wanted) = (Vec::new(), Vec::new(), 0, 0);
+    for (q, cjk) in queries {
+        index.set_approximate(usize::MAX, None);
+        let started = Instant::now();
+        let exact = index.search_neutral(q, 10, |_| true, *cjk).0;
+        exact_ms.push(ms(started));
+        let depth = std::env::var("HMG_SCALE_DEPTH")
+            .ok()
+            .and_then(|d| d.parse().ok());
+        index.set_approximate(0, depth);
+        let started = Instant::now();
+        let approx = index.search_neutral(q, 10, |_| true, *cjk).0;
+        approx_ms.push(ms(started));
+        wanted += exact.len();
+        found += exact
+            .iter()
+            .filter(|h| approx.iter().any(|a| a.0 == h.0))
+            .count();
+    }
+    let p = |v: &[f64], q: f64| {
+        let mut v = v.to_vec();
+        v.sort_by(f64::total_cmp);
+        v[((v.len() - 1) as f64 * q).round() as usize]
+    };
+    println!(
+        "| {n} | {build:.0} ms | {:.1} / {:.1} ms | {:.1} / {:.1} ms | {:.3} |",
+        p(&exact_ms, 0.5),
+        p(&exact_ms, 0.95),
+        p(&approx_ms, 0.5),
+        p(&approx_ms, 0.95),
+        found as f64 / wanted as f64
+    );
 }
 
 fn main() {
@@ -201,5 +262,37 @@ fn main() {
             cold.map_or("(no hmg binary)".into(), |c| format!("{c:.0} ms")),
             store_bytes(&path) as f64 / n as f64
         );
+    }
+    // The approximate index against the exact one.
+    let mut model = shared.clone();
+    let mut queries: Vec<(Vec<f32>, bool)> = QUERIES
+        .iter()
+        .map(|q| {
+            (
+                model.embed(&[q], Role::Query).unwrap().remove(0),
+                is_cjk_text(q),
+            )
+        })
+        .collect();
+    // Passages as queries too: other copies of pool texts, other noise.
+    let mut other = Replay {
+        seed: 0x1234_5678_9abc_def1,
+        ..replay.clone()
+    };
+    for i in (0..replay.pool.len()).step_by(replay.pool.len() / 60) {
+        let text = replay.text(i);
+        let v = other.embed(&[&text], Role::Passage).unwrap().remove(0);
+        queries.push((v, is_cjk_text(&text)));
+    }
+    println!(
+        "\n| rows | build (one pass) | exact search p50 / p95 | approximate p50 / p95 | recall@10 vs exact |"
+    );
+    println!("| --- | --- | --- | --- | --- |");
+    let rows: Vec<usize> = std::env::var("HMG_SCALE_ANN")
+        .ok()
+        .map(|v| v.split(',').filter_map(|n| n.parse().ok()).collect())
+        .unwrap_or_else(|| vec![100_000, 1_000_000]);
+    for n in rows {
+        approximate(&replay, n, &queries);
     }
 }

@@ -112,6 +112,14 @@ export const toWit = {
           if (typeof text !== "string") throw bad(method, spec.arg, "a string");
           return { method, args: [text] };
         }
+        case "Array<string>": {
+          // `embedAhead(texts)`: `{ texts: ["…"] }`.
+          const texts = args?.[spec.arg];
+          if (!Array.isArray(texts) || !texts.every((t) => typeof t === "string")) {
+            throw bad(method, spec.arg, "a list of strings");
+          }
+          return { method, args: [texts] };
+        }
         default:
           return { method, args: [record(spec.param, args, method, scope)] };
       }

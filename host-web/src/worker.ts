@@ -141,6 +141,10 @@ async function call(method: Method, args: any): Promise<unknown> {
   const prepared = toWit.request(method, args, scope);
   if ("refused" in prepared) return prepared.refused;
   const target = store;
+  // The content is embedded before the store lock is taken, so that other
+  // tabs' calls do not wait for the model (the engine touches no file).
+  const ahead = method === "memorize" ? args?.content : method === "correct" ? args?.new_content : undefined;
+  if (typeof ahead === "string") target.embedAhead([ahead]);
   const value = await locked(() => target[prepared.method](...prepared.args));
   const { effect, atomsAdded, candidates } = value as {
     effect?: string;
