@@ -302,17 +302,16 @@ impl<B: Backend> Memory<B> {
         let Some(embedder) = self.embedder() else {
             return 0;
         };
-        let mut made = Vec::with_capacity(contents.len());
-        for chunk in contents.chunks(16) {
-            let texts: Vec<&str> = chunk.iter().map(String::as_str).collect();
-            match embedder.embed(&texts, Role::Passage) {
-                Ok(vectors) => made.extend(chunk.iter().cloned().zip(vectors)),
-                Err(_) => break, // the write embeds what is missing, or says why
+        // One call: the embedder batches texts of similar length together.
+        let texts: Vec<&str> = contents.iter().map(String::as_str).collect();
+        match embedder.embed(&texts, Role::Passage) {
+            Ok(vectors) => {
+                let n = vectors.len();
+                self.ahead.extend(contents.into_iter().zip(vectors));
+                n
             }
+            Err(_) => 0, // the write embeds what is missing, or says why
         }
-        let n = made.len();
-        self.ahead.extend(made);
-        n
     }
 
     /// One embedding per atom these mutations create or rewrite, appended as
