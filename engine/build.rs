@@ -74,9 +74,12 @@ fn main() {
 }
 
 /// The fingerprint of everything the persisted indexes are derived with:
-/// the sources of indexing, the graph and text handling, the dependency
-/// versions and the compiler (the dedup keys use std's hasher, the same on
-/// every target, so a native process and the component agree). A snapshot's
+/// the sources of tokenising, the keyword index, the graph, dedup keys and
+/// their stored form, the dependency versions and the compiler (the dedup
+/// keys use std's hasher, the same on every target, so a native process and
+/// the component agree) — and nothing else, so that an upgrade that leaves
+/// them alone (vectors, the dictionary, recall) keeps stored indexes valid.
+/// A snapshot's
 /// indexes built by any other engine are rebuilt instead of trusted
 /// (`src/index/persist.rs`). FNV-1a over the files in a fixed order.
 fn derivation() {
@@ -96,11 +99,21 @@ fn derivation() {
         }
     }
     let mut paths = Vec::new();
-    for dir in ["src/index", "src/graph", "src/text"] {
-        println!("cargo:rerun-if-changed={dir}");
-        files(std::path::Path::new(dir), &mut paths);
-    }
-    paths.extend(["src/atom.rs", "src/scope.rs", "../Cargo.lock"].map(Into::into));
+    println!("cargo:rerun-if-changed=src/graph");
+    files(std::path::Path::new("src/graph"), &mut paths);
+    paths.extend(
+        [
+            "src/index/mod.rs",
+            "src/index/tokenize.rs",
+            "src/index/keyword.rs",
+            "src/index/persist.rs",
+            "src/text/mod.rs",
+            "src/atom.rs",
+            "src/scope.rs",
+            "../Cargo.lock",
+        ]
+        .map(Into::into),
+    );
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
     let mut feed = |bytes: &[u8]| {
         for b in bytes {
