@@ -208,9 +208,10 @@ fn large_transactions_reopen_whole() {
 /// A long import with the model (each content embedded) beside a CLI
 /// recall loop and an MCP server: the import embeds outside the store lock
 /// and takes it only to write, so no caller waits for its embedding. Bound:
-/// every call answers within 5 s while the import runs ≥ 2× longer (when
-/// the import held the lock while embedding, every call waited for all of
-/// it, and hmg-mcp calls ran into their timeout).
+/// every call answers within 5 s and within a third of the import's time
+/// (when the import held the lock while embedding, the first call waited
+/// for nearly all of it — 18 s here — and hmg-mcp calls ran into their
+/// timeout).
 #[test]
 fn a_long_import_holds_no_caller_up() {
     use std::io::Write;
@@ -365,7 +366,7 @@ fn a_long_import_holds_no_caller_up() {
     );
     let longest = waits.iter().map(|w| w.1).max().unwrap();
     assert!(
-        took >= 2 * BOUND && longest < BOUND,
+        longest < BOUND && longest * 3 < took,
         "import took {took:?}; the longest call waited {longest:?}: {waits:?}"
     );
     let out = cli(&["--json", "stats"]).output().unwrap();
