@@ -14,6 +14,23 @@ pub fn model_dir() -> PathBuf {
     hmg_cli::locate::model_dir(None).expect("no embedding model: run scripts/model/fetch.sh")
 }
 
+/// One import line: a visible memory of the bench scope, its id the `i`-th
+/// of a fixed, sorted series.
+pub fn atom_line(i: usize, content: &str) -> String {
+    let id = ulid::Ulid::from_parts(1_793_491_200_000, i as u128 + 1).to_string();
+    let atom = serde_json::json!({
+        "type": "atom", "atom_id": id, "content": content, "kind": "memory",
+        "source": "agent",
+        "scope": {"tenant_id": "bench", "workspace": "acme", "repository": "shop", "branch": "main"},
+        "epistemic": "actual", "polarity": "affirmative", "exposure_state": "visible",
+        "negated": false, "superseded_by": null,
+        "created_at": "2026-11-01T00:00:00Z", "updated_at": "2026-11-01T00:00:00Z"
+    });
+    let mut line = atom.to_string();
+    line.push('\n');
+    line
+}
+
 struct Inner {
     model: OnnxEmbedder,
     cache: HashMap<(bool, String), Vec<f32>>,

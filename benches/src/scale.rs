@@ -25,7 +25,7 @@ use engine::log::Log;
 use engine::ops::RecallRequest;
 use engine::state::Vectors;
 use engine::{Config, FsBackend, Memory, Scope, SystemEnv};
-use hmg_benches::{Replay, SharedEmbedder};
+use hmg_benches::{Replay, SharedEmbedder, atom_line};
 
 const QUERIES: &[&str] = &[
     "資料庫選型",
@@ -43,14 +43,6 @@ fn ms(started: Instant) -> f64 {
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
-}
-
-fn ulid(i: usize) -> String {
-    const ALPHABET: &[u8] = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ";
-    let v: u128 = (1_793_491_200_000u128 << 80) | (i as u128 + 1);
-    (0..26)
-        .map(|k| ALPHABET[((v >> (5 * (25 - k))) & 31) as usize] as char)
-        .collect()
 }
 
 fn scope() -> Scope {
@@ -78,17 +70,7 @@ fn build(path: &Path, n: usize, replay: &Replay) -> Option<f64> {
     for chunk in (0..n).collect::<Vec<_>>().chunks(5000) {
         let mut lines = String::new();
         for &i in chunk {
-            let content = replay.text(i);
-            let line = serde_json::json!({
-                "type": "atom", "atom_id": ulid(i), "content": content, "kind": "memory",
-                "source": "agent",
-                "scope": {"tenant_id": "bench", "workspace": "acme", "repository": "shop", "branch": "main"},
-                "epistemic": "actual", "polarity": "affirmative", "exposure_state": "visible",
-                "negated": false, "superseded_by": null,
-                "created_at": "2026-11-01T00:00:00Z", "updated_at": "2026-11-01T00:00:00Z"
-            });
-            lines.push_str(&line.to_string());
-            lines.push('\n');
+            lines.push_str(&atom_line(i, &replay.text(i)));
         }
         memory.import(&lines).unwrap();
     }

@@ -20,7 +20,7 @@ use engine::embed::onnx::OnnxEmbedder;
 use engine::embed::{Embedder, Role};
 use engine::ops::{MemorizeRequest, RecallRequest};
 use engine::{Config, FsBackend, Memory, Scope, SystemEnv};
-use hmg_benches::{Replay, SharedEmbedder, model_dir};
+use hmg_benches::{Replay, SharedEmbedder, atom_line, model_dir};
 
 fn percentile(samples: &mut [f64], p: f64) -> f64 {
     samples.sort_by(f64::total_cmp);
@@ -46,25 +46,7 @@ const QUERIES: &[&str] = &[
 ];
 
 fn jsonl(texts: impl Iterator<Item = (usize, String)>) -> String {
-    const ALPHABET: &[u8] = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ";
-    let mut out = String::new();
-    for (i, content) in texts {
-        let v: u128 = (1_793_491_200_000u128 << 80) | (i as u128 + 1);
-        let id: String = (0..26)
-            .map(|k| ALPHABET[((v >> (5 * (25 - k))) & 31) as usize] as char)
-            .collect();
-        let atom = serde_json::json!({
-            "type": "atom", "atom_id": id, "content": content, "kind": "memory",
-            "source": "agent",
-            "scope": {"tenant_id": "bench", "workspace": "acme", "repository": "shop", "branch": "main"},
-            "epistemic": "actual", "polarity": "affirmative", "exposure_state": "visible",
-            "negated": false, "superseded_by": null,
-            "created_at": "2026-11-01T00:00:00Z", "updated_at": "2026-11-01T00:00:00Z"
-        });
-        out.push_str(&atom.to_string());
-        out.push('\n');
-    }
-    out
+    texts.map(|(i, content)| atom_line(i, &content)).collect()
 }
 
 fn scope() -> Scope {

@@ -130,18 +130,29 @@ fn code(x: f32, scale: f32) -> i8 {
     (y + 0.5f32.copysign(y)).clamp(-127.0, 127.0) as i8
 }
 
-/// Symmetric per-vector int8 quantisation: codes, scale, ‖x̂‖, ‖x − x̂‖.
-fn quantize(v: &[f32]) -> (Vec<i8>, f32, f32, f32) {
+/// Symmetric per-vector int8 quantisation of `v`, codes appended to
+/// `codes`: scale, ‖x̂‖, ‖x − x̂‖ and ‖x‖².
+fn quantize_into(v: &[f32], codes: &mut Vec<i8>) -> (f32, f32, f32, f32) {
     let max = v.iter().fold(0f32, |m, x| m.max(x.abs()));
     let scale = if max > 0.0 { max / 127.0 } else { 1.0 };
-    let codes: Vec<i8> = v.iter().map(|x| code(*x, scale)).collect();
-    let (mut norm, mut residual) = (0f32, 0f32);
-    for (x, &c) in v.iter().zip(&codes) {
+    // Separate simple loops: the accumulators stay in registers.
+    let start = codes.len();
+    codes.extend(v.iter().map(|x| code(*x, scale)));
+    let (mut norm, mut residual, mut square) = (0f32, 0f32, 0f32);
+    for (x, &c) in v.iter().zip(&codes[start..]) {
         let q = f32::from(c) * scale;
         norm += q * q;
         residual += (x - q) * (x - q);
+        square += x * x;
     }
-    (codes, scale, norm.sqrt(), residual.sqrt())
+    (scale, norm.sqrt(), residual.sqrt(), square)
+}
+
+/// [`quantize_into`] a new vector: codes, scale, ‖x̂‖, ‖x − x̂‖.
+fn quantize(v: &[f32]) -> (Vec<i8>, f32, f32, f32) {
+    let mut codes = Vec::with_capacity(v.len());
+    let (scale, norm, residual, _) = quantize_into(v, &mut codes);
+    (codes, scale, norm, residual)
 }
 
 /// A dot product (0 against an empty vector: no mean yet).
@@ -208,34 +219,40 @@ impl VectorIndex {
         // A replaced row leaves first (its bucket's sum with it), so the
         // row is always appended.
         self.remove(id);
-        let (codes, scale, norm, residual) = quantize(&v);
         let b = usize::from(cjk);
+        self.push(id, stored, &v, b);
+        self.dm.push(dot(&v, &self.means[b]));
+        let at = self.sketches.len();
+        self.sketches.resize(at + words(self.dim), 0);
+        sketch(&v, &self.means[b], &mut self.sketches[at..]);
+        self.refreeze(b);
+    }
+
+    /// Appends a row (decoded `v` of its `stored` bytes) to bucket `b`:
+    /// its codes and bounds, and the bucket's sum and count — everything
+    /// but its `d·m` and sketch, which follow the bucket's mean.
+    fn push(&mut self, id: AtomId, stored: &[u8], v: &[f32], b: usize) {
+        let (scale, norm, residual, square) = quantize_into(v, &mut self.codes);
         self.slot.insert(id, self.ids.len());
         self.ids.push(id);
-        self.codes.extend_from_slice(&codes);
         self.exact.extend_from_slice(stored);
         self.scales.push(scale);
         self.norms.push(norm);
         self.residuals.push(residual);
         self.buckets.push(b as u8);
-        self.squares.push(dot(&v, &v));
-        self.dm.push(dot(&v, &self.means[b]));
-        let at = self.sketches.len();
-        self.sketches.resize(at + words(self.dim), 0);
-        sketch(&v, &self.means[b], &mut self.sketches[at..]);
+        self.squares.push(square);
         self.sums[b].resize(self.dim, 0.0);
-        for (s, x) in self.sums[b].iter_mut().zip(&v) {
+        for (s, x) in self.sums[b].iter_mut().zip(v) {
             *s += f64::from(*x);
         }
         self.counts[b] += 1;
-        self.refreeze(b);
     }
 
     /// An index of these rows (stored f16 bytes, CJK bucket or not) at
     /// once: one pass to fill the columns, then the bucket means and every
-    /// row's `d·m` once — what `insert_scripted` row by row would end with,
-    /// without re-taking the means as the buckets grow. Rows of another
-    /// dimension and repeated ids are skipped.
+    /// row's `d·m` and sketch once — what `insert_scripted` row by row would
+    /// end with, without re-taking the means as the buckets grow. Rows of
+    /// another dimension and repeated ids are skipped.
     pub fn from_rows<'a>(
         dim: usize,
         rows: impl IntoIterator<Item = (AtomId, &'a [u8], bool)>,
@@ -247,39 +264,16 @@ impl VectorIndex {
                 continue;
             }
             Vectors::decode_into(stored, &mut v);
-            let max = v.iter().fold(0f32, |m, x| m.max(x.abs()));
-            let scale = if max > 0.0 { max / 127.0 } else { 1.0 };
-            // Separate simple loops: the accumulators stay in registers.
-            let start = index.codes.len();
-            index.codes.extend(v.iter().map(|x| code(*x, scale)));
-            let (mut norm, mut residual, mut square) = (0f32, 0f32, 0f32);
-            for (x, c) in v.iter().zip(&index.codes[start..]) {
-                let q = f32::from(*c) * scale;
-                norm += q * q;
-                residual += (x - q) * (x - q);
-                square += x * x;
-            }
-            let b = usize::from(cjk);
-            index.sums[b].resize(dim, 0.0);
-            for (s, x) in index.sums[b].iter_mut().zip(&v) {
-                *s += f64::from(*x);
-            }
-            index.slot.insert(id, index.ids.len());
-            index.ids.push(id);
-            index.exact.extend_from_slice(stored);
-            index.scales.push(scale);
-            index.norms.push(norm.sqrt());
-            index.residuals.push(residual.sqrt());
-            index.buckets.push(b as u8);
-            index.squares.push(square);
-            index.counts[b] += 1;
-            let at = index.sketches.len();
-            index.sketches.resize(at + words(dim), 0);
-            sketch(&v, &[], &mut index.sketches[at..]);
+            index.push(id, stored, &v, usize::from(cjk));
         }
         index.dm = vec![0.0; index.ids.len()];
+        index.sketches = vec![0; index.ids.len() * words(dim)];
         for b in 0..2 {
             index.refreeze(b);
+            if index.frozen[b] == 0 {
+                // No mean: refreeze derived nothing for this bucket.
+                index.rederive(b);
+            }
         }
         index
     }
