@@ -520,6 +520,28 @@ impl GuestStore for StoreResource {
         self.memory.borrow_mut().embed_ahead(&texts) as u32
     }
 
+    fn take_ahead(&self) -> wit::AheadEmbeddings {
+        let (model, items) = self.memory.borrow_mut().take_ahead();
+        wit::AheadEmbeddings {
+            model,
+            items: items
+                .into_iter()
+                .map(|(content, vector)| wit::AheadEmbedding { content, vector })
+                .collect(),
+        }
+    }
+
+    fn give_ahead(&self, embeddings: wit::AheadEmbeddings) -> u32 {
+        let items = embeddings
+            .items
+            .into_iter()
+            .map(|e| (e.content, e.vector))
+            .collect();
+        self.memory
+            .borrow_mut()
+            .accept_ahead(&embeddings.model, items) as u32
+    }
+
     fn import(&self, jsonl: String) -> WitResult<wit::ImportResult> {
         let r = self.with(|m| m.import(&jsonl))?;
         Ok(wit::ImportResult {

@@ -314,6 +314,41 @@ impl<B: Backend> Memory<B> {
         }
     }
 
+    /// Hands out, and forgets, what [`Memory::embed_ahead`] made that no
+    /// write has used yet, with the model's fingerprint: a host that embeds
+    /// in a second instance passes them to [`Memory::accept_ahead`] of the
+    /// instance that writes.
+    pub fn take_ahead(&mut self) -> (String, Vec<(String, Vec<f32>)>) {
+        let model = match &self.model {
+            Model::Ready(e) => e.fingerprint().to_owned(),
+            _ => String::new(),
+        };
+        (model, self.ahead.drain().collect())
+    }
+
+    /// Keeps embeddings another instance made ahead ([`Memory::take_ahead`])
+    /// for this handle's next writes. Those of another model, of another
+    /// dimension or not finite are ignored. Returns how many were kept.
+    pub fn accept_ahead(&mut self, model: &str, items: Vec<(String, Vec<f32>)>) -> usize {
+        let Some(embedder) = self.embedder() else {
+            return 0;
+        };
+        if embedder.fingerprint() != model {
+            return 0;
+        }
+        let dim = embedder.dim();
+        let items: Vec<_> = items
+            .into_iter()
+            .filter(|(_, v)| v.len() == dim && v.iter().all(|x| x.is_finite()))
+            .collect();
+        if self.ahead.len() + items.len() > AHEAD_MAX {
+            self.ahead.clear();
+        }
+        let n = items.len();
+        self.ahead.extend(items);
+        n
+    }
+
     /// One embedding per atom these mutations create or rewrite, appended as
     /// `Embed` mutations. Without a model, or if embedding fails, the write
     /// goes ahead without them (those atoms are keyword-only).

@@ -134,6 +134,16 @@ pub(crate) fn preload(
 /// Contents embedded per call ahead of an import.
 const IMPORT_BATCH: usize = 64;
 
+/// The contents of an import's atom lines (what its write will embed).
+fn import_contents(jsonl: &str) -> Vec<String> {
+    jsonl
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|v| v["type"] == "atom")
+        .filter_map(|v| v["content"].as_str().map(str::to_owned))
+        .collect()
+}
+
 /// The engine could not read or write the store's files.
 #[derive(Debug, thiserror::Error)]
 #[error("store I/O failed: {0}")]
@@ -203,6 +213,26 @@ impl Session {
             .map_err(|e| anyhow!("the engine failed: {e}"))
     }
 
+    /// Hands out, and forgets, what [`Session::embed_ahead`] made that no
+    /// write used yet (for [`Session::import_with_helper`]).
+    fn take_ahead(&mut self) -> Result<wit::AheadEmbeddings> {
+        let handle = self.handle()?;
+        let guest = self.bindings.hmg_memory_memory().store();
+        guest
+            .call_take_ahead(&mut self.store, handle)
+            .map_err(|e| anyhow!("the engine failed: {e}"))
+    }
+
+    /// Keeps embeddings another instance made ahead for this session's
+    /// next writes. Returns how many were kept.
+    fn give_ahead(&mut self, embeddings: &wit::AheadEmbeddings) -> Result<u32> {
+        let handle = self.handle()?;
+        let guest = self.bindings.hmg_memory_memory().store();
+        guest
+            .call_give_ahead(&mut self.store, handle, embeddings)
+            .map_err(|e| anyhow!("the engine failed: {e}"))
+    }
+
     pub fn recall(&mut self, req: &api::RecallRequest) -> Result<api::RecallResult> {
         call!(self, call_recall(&req.clone().into()))
     }
@@ -249,14 +279,41 @@ impl Session {
     /// The contents of the atom lines are embedded first, in batches,
     /// outside the store lock; the import itself then only writes.
     pub fn import(&mut self, jsonl: &str) -> Result<api::ImportResult> {
-        let contents: Vec<String> = jsonl
-            .lines()
-            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-            .filter(|v| v["type"] == "atom")
-            .filter_map(|v| v["content"].as_str().map(str::to_owned))
-            .collect();
-        for batch in contents.chunks(IMPORT_BATCH) {
+        for batch in import_contents(jsonl).chunks(IMPORT_BATCH) {
             self.embed_ahead(batch)?;
+        }
+        call!(self, call_import(jsonl))
+    }
+
+    /// [`Session::import`] with a second instance embedding at the same time
+    /// (a second core's worth): `open_helper` opens it on another thread,
+    /// the batches alternate between the two, the helper's vectors are
+    /// handed to this session, which then writes alone. A helper that
+    /// cannot open or fails leaves its batches to this session's write.
+    pub fn import_with_helper(
+        &mut self,
+        jsonl: &str,
+        open_helper: impl FnOnce() -> Result<Session> + Send,
+    ) -> Result<api::ImportResult> {
+        let contents = import_contents(jsonl);
+        let batches: Vec<&[String]> = contents.chunks(IMPORT_BATCH).collect();
+        let handed = std::thread::scope(|scope| -> Result<Vec<wit::AheadEmbeddings>> {
+            let helper = scope.spawn(|| -> Result<Vec<wit::AheadEmbeddings>> {
+                let mut helper = open_helper()?;
+                let mut handed = Vec::new();
+                for batch in batches.iter().skip(1).step_by(2) {
+                    helper.embed_ahead(batch)?;
+                    handed.push(helper.take_ahead()?);
+                }
+                Ok(handed)
+            });
+            for batch in batches.iter().step_by(2) {
+                self.embed_ahead(batch)?;
+            }
+            Ok(helper.join().ok().and_then(Result::ok).unwrap_or_default())
+        })?;
+        for embeddings in &handed {
+            self.give_ahead(embeddings)?;
         }
         call!(self, call_import(jsonl))
     }

@@ -506,6 +506,9 @@ fn export(g: &Global, all: bool, output: Option<PathBuf>) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// From this many lines `hmg import` embeds in two instances at once.
+const HELPER_LINES: usize = 256;
+
 fn import(g: &Global, file: &Path) -> Result<ExitCode> {
     let text = if file.as_os_str() == "-" {
         read_stdin()?
@@ -513,7 +516,16 @@ fn import(g: &Global, file: &Path) -> Result<ExitCode> {
         std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?
     };
     let mut session = g.open()?;
-    let r = session.import(&text)?;
+    // A second instance embeds beside the first when there is a second core,
+    // a model, and enough lines to share.
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    let lines = text.lines().count();
+    let r = if cores > 1 && lines >= HELPER_LINES && locate::model_dir(g.model.as_deref()).is_some()
+    {
+        session.import_with_helper(&text, || g.open())?
+    } else {
+        session.import(&text)?
+    };
     print(g, &r, render::import)?;
     Ok(refused_if(r.reason.is_some()))
 }

@@ -196,3 +196,37 @@ fn embeddings_made_ahead_are_used_by_the_write_and_touch_no_file() {
     assert_eq!(fresh.texts.load(Ordering::Relaxed), 2);
     assert_eq!(stats(&mut other).indexes.semantic, 2);
 }
+
+#[test]
+fn embeddings_handed_from_another_instance_are_used_by_the_write() {
+    let helper_model = HashedEmbedder::new(64);
+    let mut helper = Harness::new();
+    helper.memory.set_embedder(Box::new(helper_model.clone()));
+    let texts = vec!["rotate the staging keys on Mondays".to_owned()];
+    assert_eq!(helper.memory.embed_ahead(&texts), 1);
+    let (model, items) = helper.memory.take_ahead();
+    assert_eq!((model.as_str(), items.len()), ("hashed-64", 1));
+    assert!(helper.memory.take_ahead().1.is_empty(), "handed out once");
+
+    let writer_model = HashedEmbedder::new(64);
+    let mut writer = Harness::new();
+    writer.memory.set_embedder(Box::new(writer_model.clone()));
+    // Another model's, another dimension's or non-finite vectors are refused.
+    assert_eq!(writer.memory.accept_ahead("other-model", items.clone()), 0);
+    let short = vec![(items[0].0.clone(), vec![0.5; 8])];
+    assert_eq!(writer.memory.accept_ahead(&model, short), 0);
+    let nan = vec![(items[0].0.clone(), vec![f32::NAN; 64])];
+    assert_eq!(writer.memory.accept_ahead(&model, nan), 0);
+    assert_eq!(writer.memory.accept_ahead(&model, items), 1);
+    // The write embeds nothing itself and stores the handed vector.
+    let id = writer.id("rotate the staging keys on Mondays");
+    assert_eq!(writer_model.texts.load(Ordering::Relaxed), 0);
+    assert_eq!(
+        writer.memory.state.vectors.rows[&id],
+        Vectors::encode(
+            &helper_model
+                .clone()
+                .vector("rotate the staging keys on Mondays")
+        )
+    );
+}
