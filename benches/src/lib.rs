@@ -324,6 +324,10 @@ pub struct Replay {
     pub pool: Vec<(String, Vec<f32>)>,
     pub model: SharedEmbedder,
     pub seed: u64,
+    /// What the stored vectors say they were made with: `replay-e5`, or the
+    /// real model's fingerprint for a store the real hosts should search
+    /// with the model (its passages are still replays).
+    pub fingerprint: String,
 }
 
 impl Replay {
@@ -334,7 +338,7 @@ impl Replay {
 
 impl Embedder for Replay {
     fn fingerprint(&self) -> &str {
-        "replay-e5"
+        &self.fingerprint
     }
 
     fn dim(&self) -> usize {

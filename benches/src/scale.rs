@@ -163,17 +163,27 @@ fn main() {
     };
     let cache = hmg_cli::default_cache_dir().expect("a cache directory");
     let shared = SharedEmbedder::load("speed");
+    // HMG_SCALE_AS_MODEL=1: stores whose replayed vectors carry the real
+    // model's fingerprint (`scale-<n>-as-model`), so that hmg and hmg-mcp
+    // with the model search them (benches/mcp-rss.py).
+    let as_model = std::env::var_os("HMG_SCALE_AS_MODEL").is_some_and(|v| v == "1");
     let replay = Replay {
         pool: hmg_benches::pool(&shared, hmg_benches::pool_texts(), QUERIES),
         model: shared.clone(),
         seed: 0x9E37_79B9_7F4A_7C15,
+        fingerprint: if as_model {
+            shared.fingerprint()
+        } else {
+            "replay-e5".into()
+        },
     };
     println!(
         "| atoms | open, indexes stored (median of 5) | open, indexes rebuilt | of which the snapshot read | first recall (builds vectors) | warm recall p50 (hybrid, query embedding cached) | cold `hmg --model none recall` (median of 5) | bytes per atom |"
     );
     println!("| --- | --- | --- | --- | --- | --- | --- | --- |");
     for n in sizes {
-        let path = cache.join(format!("bench/scale-{n}"));
+        let suffix = if as_model { "-as-model" } else { "" };
+        let path = cache.join(format!("bench/scale-{n}{suffix}"));
         if let Some(secs) = build(&path, n, &replay) {
             eprintln!("built {n} atoms in {secs:.0} s");
         }

@@ -272,6 +272,7 @@ fn main() {
             pool: pool.clone(),
             model: shared.clone(),
             seed: 0x9E37_79B9_7F4A_7C15,
+            fingerprint: "replay-e5".into(),
         };
         let mut memory = Memory::open(
             FsBackend::new(&path).unwrap(),

@@ -367,7 +367,8 @@ impl<B: Backend> Memory<B> {
     }
 
     /// Adds the semantic signal of the nearest recallable atoms. Without a
-    /// model, or without vectors in this tenant, recall stays keyword-only.
+    /// model, or without vectors in this tenant, recall stays keyword-only
+    /// (and builds no vector index: a keyword-only process never pays for it).
     fn semantic_relevance(
         &mut self,
         text: &str,
@@ -375,6 +376,16 @@ impl<B: Backend> Memory<B> {
         limit: usize,
         out: &mut HashMap<AtomId, Relevance>,
     ) {
+        if self.state.vectors.rows.is_empty() || !self.has_model() {
+            return;
+        }
+        let stored_model = self.state.vectors.model.clone();
+        if self
+            .embedder()
+            .is_none_or(|e| e.fingerprint() != stored_model)
+        {
+            return;
+        }
         self.indexes.ensure_vectors(&self.state);
         if self
             .indexes
@@ -383,13 +394,9 @@ impl<B: Backend> Memory<B> {
         {
             return;
         }
-        let stored_model = self.state.vectors.model.clone();
         let Some(embedder) = self.embedder() else {
             return;
         };
-        if embedder.fingerprint() != stored_model {
-            return;
-        }
         let query = match embedder.embed(&[text], Role::Query) {
             Ok(mut v) => v.remove(0),
             Err(e) => {

@@ -143,6 +143,33 @@ fn without_a_model_recall_is_keyword_only() {
 }
 
 #[test]
+fn a_keyword_only_recall_builds_no_vector_index() {
+    let (mut h, _) = with_vectors();
+    h.id("deploy with blue green on ECS");
+    let tenant = h
+        .memory
+        .state
+        .atoms
+        .values()
+        .next()
+        .unwrap()
+        .scope
+        .tenant_id
+        .clone();
+    // Reopened without a model, or with another model: the stored vectors
+    // cannot be searched, so recall does not build their index.
+    for embedder in [None, Some(HashedEmbedder::new(64).renamed("other-model"))] {
+        h.reopen(embedder);
+        assert_eq!(h.recall("ECS").len(), 1);
+        assert!(h.memory.indexes.vector(&tenant).is_none());
+    }
+    // With the model they were made with, the first recall builds it.
+    h.reopen(Some(HashedEmbedder::new(64)));
+    assert_eq!(h.recall("ECS").len(), 1);
+    assert_eq!(h.memory.indexes.vector(&tenant).map(|v| v.len()), Some(1));
+}
+
+#[test]
 fn another_model_replaces_the_vectors_it_cannot_compare() {
     let (mut h, _) = with_vectors();
     h.id("first memory about caching");
