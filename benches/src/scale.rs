@@ -14,6 +14,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::Arc;
 use std::time::Instant;
 
 use engine::atom::AtomId;
@@ -101,19 +102,19 @@ fn hmg() -> Option<PathBuf> {
 fn approximate(replay: &Replay, n: usize, queries: &[(Vec<f32>, bool)]) {
     let mut noise = replay.clone();
     let texts: Vec<String> = (0..n).map(|i| replay.text(i)).collect();
-    let mut rows: Vec<(AtomId, Vec<u8>, bool)> = Vec::with_capacity(n);
+    let mut rows: Vec<(AtomId, Arc<[u8]>, bool)> = Vec::with_capacity(n);
     for (chunk_at, chunk) in texts.chunks(10_000).enumerate() {
         let refs: Vec<&str> = chunk.iter().map(String::as_str).collect();
         let vectors = noise.embed(&refs, Role::Passage).unwrap();
         for (i, (text, v)) in chunk.iter().zip(vectors).enumerate() {
             let id = AtomId((chunk_at * 10_000 + i) as u128);
-            rows.push((id, Vectors::encode(&v), is_cjk_text(text)));
+            rows.push((id, Vectors::encode(&v).into(), is_cjk_text(text)));
         }
     }
     let started = Instant::now();
     let mut index = VectorIndex::from_rows(
         384,
-        rows.iter().map(|(id, v, cjk)| (*id, v.as_slice(), *cjk)),
+        rows.iter().map(|(id, v, cjk)| (*id, Arc::clone(v), *cjk)),
     );
     let build = ms(started);
     drop(rows);

@@ -3,6 +3,7 @@
 //! operations and log replay both go through [`State::apply`].
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -41,7 +42,10 @@ pub struct Vectors {
     /// The embedder's fingerprint; vectors of any other model are dropped.
     pub model: String,
     pub dim: u32,
-    pub rows: BTreeMap<AtomId, Vec<u8>>,
+    /// Shared with the vector index, which re-scores from the same bytes
+    /// (one copy of every row in memory; stored as a byte sequence, as a
+    /// `Vec<u8>` was).
+    pub rows: BTreeMap<AtomId, Arc<[u8]>>,
 }
 
 /// One applied write: everything an operation changes, atomically.
@@ -103,7 +107,7 @@ impl Vectors {
         }
         let alive = atoms.get(&atom).is_some_and(|a| !a.exposure.destroyed());
         if alive && vector.len() == self.dim as usize * 2 {
-            self.rows.insert(atom, vector);
+            self.rows.insert(atom, Arc::from(vector));
         }
     }
 

@@ -13,6 +13,7 @@ pub mod vector;
 
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hasher};
+use std::sync::Arc;
 
 use crate::atom::{Atom, AtomId, Kind};
 use crate::graph::index::GraphIndex;
@@ -84,14 +85,18 @@ impl Indexes {
     /// The vector indexes of every tenant, from the state's vectors.
     fn build_vectors(&mut self, state: &State) {
         // Per tenant: (atom, stored vector, CJK bucket).
-        type Rows<'a> = Vec<(AtomId, &'a [u8], bool)>;
+        type Rows = Vec<(AtomId, Arc<[u8]>, bool)>;
         let mut tenants: HashMap<&str, Rows> = HashMap::new();
         for atom in state.atoms.values() {
             let rows = tenants.entry(&atom.scope.tenant_id).or_default();
             if let Some(row) = state.vectors.rows.get(&atom.id)
                 && !atom.exposure.destroyed()
             {
-                rows.push((atom.id, row, tokenize::is_cjk_text(&atom.content)));
+                rows.push((
+                    atom.id,
+                    Arc::clone(row),
+                    tokenize::is_cjk_text(&atom.content),
+                ));
             }
         }
         let dim = state.vectors.dim as usize;
@@ -132,7 +137,7 @@ impl Indexes {
             match vectors.rows.get(&atom.id) {
                 Some(row) if !atom.exposure.destroyed() => tenant_vectors.insert_scripted(
                     atom.id,
-                    row,
+                    Arc::clone(row),
                     tokenize::is_cjk_text(&atom.content),
                 ),
                 _ => tenant_vectors.remove(atom.id),

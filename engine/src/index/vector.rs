@@ -31,6 +31,7 @@
 //! exact search is measured (`--bin scale`) and property-tested.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use crate::atom::AtomId;
 use crate::state::Vectors;
@@ -69,9 +70,9 @@ pub struct VectorIndex {
     /// ‖code · scale‖ and ‖exact − code · scale‖ per row, for the bound.
     norms: Vec<f32>,
     residuals: Vec<f32>,
-    /// `ids.len() × dim` exact values as stored (f16, 2 bytes each),
-    /// decoded when a row is re-scored.
-    exact: Vec<u8>,
+    /// Per row, its exact values as stored (f16, 2 bytes each; the state's
+    /// own bytes, shared, not a copy), decoded when a row is re-scored.
+    exact: Vec<Arc<[u8]>>,
     /// Per row: its script bucket (1: CJK, 0: other), ‖d‖², and d·m of its
     /// bucket's frozen mean.
     buckets: Vec<u8>,
@@ -206,13 +207,13 @@ impl VectorIndex {
     }
 
     /// Adds or replaces a row from its stored (f16) bytes (script: other).
-    pub fn insert(&mut self, id: AtomId, stored: &[u8]) {
+    pub fn insert(&mut self, id: AtomId, stored: Arc<[u8]>) {
         self.insert_scripted(id, stored, false);
     }
 
     /// Adds or replaces a row, in the CJK bucket or the other.
-    pub fn insert_scripted(&mut self, id: AtomId, stored: &[u8], cjk: bool) {
-        let v = Vectors::decode(stored);
+    pub fn insert_scripted(&mut self, id: AtomId, stored: Arc<[u8]>, cjk: bool) {
+        let v = Vectors::decode(&stored);
         if v.len() != self.dim {
             return;
         }
@@ -231,11 +232,11 @@ impl VectorIndex {
     /// Appends a row (decoded `v` of its `stored` bytes) to bucket `b`:
     /// its codes and bounds, and the bucket's sum and count — everything
     /// but its `d·m` and sketch, which follow the bucket's mean.
-    fn push(&mut self, id: AtomId, stored: &[u8], v: &[f32], b: usize) {
+    fn push(&mut self, id: AtomId, stored: Arc<[u8]>, v: &[f32], b: usize) {
         let (scale, norm, residual, square) = quantize_into(v, &mut self.codes);
         self.slot.insert(id, self.ids.len());
         self.ids.push(id);
-        self.exact.extend_from_slice(stored);
+        self.exact.push(stored);
         self.scales.push(scale);
         self.norms.push(norm);
         self.residuals.push(residual);
@@ -253,9 +254,9 @@ impl VectorIndex {
     /// row's `d·m` and sketch once — what `insert_scripted` row by row would
     /// end with, without re-taking the means as the buckets grow. Rows of
     /// another dimension and repeated ids are skipped.
-    pub fn from_rows<'a>(
+    pub fn from_rows(
         dim: usize,
-        rows: impl IntoIterator<Item = (AtomId, &'a [u8], bool)>,
+        rows: impl IntoIterator<Item = (AtomId, Arc<[u8]>, bool)>,
     ) -> VectorIndex {
         let mut index = VectorIndex::new(dim);
         let mut v = vec![0f32; dim];
@@ -263,7 +264,7 @@ impl VectorIndex {
             if stored.len() != dim * 2 || index.slot.contains_key(&id) {
                 continue;
             }
-            Vectors::decode_into(stored, &mut v);
+            Vectors::decode_into(&stored, &mut v);
             index.push(id, stored, &v, usize::from(cjk));
         }
         index.dm = vec![0.0; index.ids.len()];
@@ -305,8 +306,7 @@ impl VectorIndex {
         let mut v = vec![0f32; self.dim];
         for row in 0..self.ids.len() {
             if usize::from(self.buckets[row]) == b {
-                let stored = &self.exact[2 * row * self.dim..2 * (row + 1) * self.dim];
-                Vectors::decode_into(stored, &mut v);
+                Vectors::decode_into(&self.exact[row], &mut v);
                 self.dm[row] = dot(&v, &self.means[b]);
                 sketch(
                     &v,
@@ -344,15 +344,14 @@ impl VectorIndex {
             self.ids.swap(at, last);
             self.slot.insert(self.ids[at], at);
             self.codes.copy_within(last * d..(last + 1) * d, at * d);
-            self.exact
-                .copy_within(2 * last * d..2 * (last + 1) * d, 2 * at * d);
+            self.exact.swap(at, last);
             self.scales.swap(at, last);
             self.norms.swap(at, last);
             self.residuals.swap(at, last);
         }
         self.ids.pop();
         self.codes.truncate(last * d);
-        self.exact.truncate(2 * last * d);
+        self.exact.pop();
         self.scales.pop();
         self.norms.pop();
         self.residuals.pop();
@@ -365,7 +364,7 @@ impl VectorIndex {
 
     /// A row's stored bytes.
     fn row(&self, at: usize) -> &[u8] {
-        &self.exact[2 * at * self.dim..2 * (at + 1) * self.dim]
+        &self.exact[at]
     }
 
     fn exact_score(&self, at: usize, query: &[f32]) -> f32 {
@@ -540,8 +539,8 @@ mod tests {
         v
     }
 
-    fn stored(v: &[f32]) -> Vec<u8> {
-        Vectors::encode(v)
+    fn stored(v: &[f32]) -> Arc<[u8]> {
+        Arc::from(Vectors::encode(v))
     }
 
     fn brute(
@@ -583,7 +582,7 @@ mod tests {
             }
             let mut index = VectorIndex::new(8);
             for (id, v) in &rows {
-                index.insert(*id, &stored(v));
+                index.insert(*id, stored(v));
             }
             for r in &removed {
                 index.remove(AtomId(*r as u128));
@@ -647,7 +646,7 @@ mod tests {
                 .collect();
             let mut index = VectorIndex::new(8);
             for (id, v, b) in &rows {
-                index.insert_scripted(*id, &stored(v), *b);
+                index.insert_scripted(*id, stored(v), *b);
             }
             for r in &removed {
                 index.remove(AtomId(*r as u128));
@@ -688,7 +687,7 @@ mod tests {
             let mut rows = Vec::new();
             for (i, (v, cjk)) in raw.into_iter().enumerate() {
                 let v = unit(v);
-                index.insert_scripted(AtomId(i as u128), &stored(&v), cjk);
+                index.insert_scripted(AtomId(i as u128), stored(&v), cjk);
                 rows.push((AtomId(i as u128), v, cjk));
             }
             for r in &removed {
@@ -755,7 +754,7 @@ mod tests {
                 .map(|d| offset[d] + centre[i % centres][d] * 0.3 + next() * 0.2)
                 .collect();
             let v = unit(v);
-            index.insert(AtomId(i as u128), &stored(&v));
+            index.insert(AtomId(i as u128), stored(&v));
             vectors.push(v);
         }
         let (mut found, mut wanted) = (0, 0);
@@ -776,8 +775,8 @@ mod tests {
     #[test]
     fn replacing_a_row_keeps_one_row() {
         let mut index = VectorIndex::new(4);
-        index.insert(AtomId(1), &stored(&unit(vec![1.0, 0.0, 0.0, 0.0])));
-        index.insert(AtomId(1), &stored(&unit(vec![0.0, 1.0, 0.0, 0.0])));
+        index.insert(AtomId(1), stored(&unit(vec![1.0, 0.0, 0.0, 0.0])));
+        index.insert(AtomId(1), stored(&unit(vec![0.0, 1.0, 0.0, 0.0])));
         assert_eq!(index.len(), 1);
         let hits = index.search(&[0.0, 1.0, 0.0, 0.0], 5, |_| true);
         assert_eq!(hits.len(), 1);

@@ -87,7 +87,7 @@ fn destroyed_content_takes_its_vector_with_it() {
         let keep = h.id("the staging database resets every Sunday");
         let gone = h.id("customer Wang's phone is 0912-345-678");
         let vector = Vectors::encode(&embedder.vector("customer Wang's phone is 0912-345-678"));
-        assert_eq!(h.memory.state.vectors.rows[&gone], vector);
+        assert_eq!(&*h.memory.state.vectors.rows[&gone], &vector[..]);
         h.govern(gone, action, None);
         assert!(!h.memory.state.vectors.rows.contains_key(&gone));
         assert!(h.memory.state.vectors.rows.contains_key(&keep));
@@ -205,8 +205,8 @@ fn embeddings_made_ahead_are_used_by_the_write_and_touch_no_file() {
     // Made ahead or not, the stored vector is the same.
     let stored = h.memory.state.vectors.rows[&a].clone();
     assert_eq!(
-        stored,
-        Vectors::encode(&embedder.clone().vector("deploy with blue green on ECS"))
+        &*stored,
+        &Vectors::encode(&embedder.clone().vector("deploy with blue green on ECS"))[..]
     );
     // Import finds its contents ahead too.
     let export = h.memory.export(&Filter::WholeStore).unwrap();
@@ -249,11 +249,11 @@ fn embeddings_handed_from_another_instance_are_used_by_the_write() {
     let id = writer.id("rotate the staging keys on Mondays");
     assert_eq!(writer_model.texts.load(Ordering::Relaxed), 0);
     assert_eq!(
-        writer.memory.state.vectors.rows[&id],
-        Vectors::encode(
+        &*writer.memory.state.vectors.rows[&id],
+        &Vectors::encode(
             &helper_model
                 .clone()
                 .vector("rotate the staging keys on Mondays")
-        )
+        )[..]
     );
 }
