@@ -8,12 +8,7 @@ use std::time::Instant;
 
 use engine::embed::onnx::OnnxEmbedder;
 use engine::embed::{Embedder, Role};
-use hmg_benches::model_dir;
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
+use hmg_benches::{QUERIES, median, model_dir, ms};
 
 const WORDS: &[&str] = &[
     "the",
@@ -83,11 +78,11 @@ fn main() {
             let t = text(words, rep + 1000);
             let started = Instant::now();
             native.embed(&[t.as_str()], Role::Passage).unwrap();
-            n.push(started.elapsed().as_secs_f64() * 1000.0);
+            n.push(ms(started));
             let t = text(words, rep + 2000);
             let started = Instant::now();
             s.embed_ahead(&[t]).unwrap();
-            c.push(started.elapsed().as_secs_f64() * 1000.0);
+            c.push(ms(started));
         }
         let (n, c) = (median(n), median(c));
         println!("| {words} | {tokens} | {n:.2} | {c:.2} | {:.2} |", c / n);
@@ -110,21 +105,9 @@ fn main() {
             "p",
         )
         .unwrap();
-    let qs = [
-        "資料庫選型",
-        "数据库备份",
-        "database choice",
-        "我們部署在哪裡？",
-        "How long do access tokens last?",
-        "cache key prefix",
-        "誰負責值班",
-        "what did Caroline research",
-        "error response format",
-        "日誌保留多久？",
-    ];
     let (mut with, mut without, mut nat) = (Vec::new(), Vec::new(), Vec::new());
     for round in 0..3 {
-        for q in qs {
+        for q in QUERIES {
             let q = format!("{q} {round}");
             let req = hmg_cli::api::RecallRequest {
                 query: q.clone(),
@@ -133,13 +116,13 @@ fn main() {
             };
             let t = Instant::now();
             s.recall(&req).unwrap();
-            with.push(t.elapsed().as_secs_f64() * 1e3);
+            with.push(ms(t));
             let t = Instant::now();
             k.recall(&req).unwrap();
-            without.push(t.elapsed().as_secs_f64() * 1e3);
+            without.push(ms(t));
             let t = Instant::now();
             native.embed(&[q.as_str()], Role::Query).unwrap();
-            nat.push(t.elapsed().as_secs_f64() * 1e3);
+            nat.push(ms(t));
         }
     }
     let (w, wo, n) = (median(with), median(without), median(nat));

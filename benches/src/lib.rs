@@ -5,9 +5,36 @@ use std::collections::HashMap;
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 use engine::embed::onnx::OnnxEmbedder;
 use engine::embed::{Embedder, Role, normalize};
+
+/// Milliseconds since `started`.
+pub fn ms(started: Instant) -> f64 {
+    started.elapsed().as_secs_f64() * 1000.0
+}
+
+/// The middle sample (the upper one of an even count).
+pub fn median(mut samples: Vec<f64>) -> f64 {
+    samples.sort_by(f64::total_cmp);
+    samples[samples.len() / 2]
+}
+
+/// Ten short agent queries, Chinese (both scripts) and English, that the
+/// speed benches embed and recall.
+pub const QUERIES: &[&str] = &[
+    "資料庫選型",
+    "数据库备份",
+    "database choice",
+    "我們部署在哪裡？",
+    "How long do access tokens last?",
+    "cache key prefix",
+    "誰負責值班",
+    "what did Caroline research",
+    "error response format",
+    "日誌保留多久？",
+];
 
 /// The model directory, found as the hosts find it (`$HMG_MODEL`, else the cache).
 pub fn model_dir() -> PathBuf {

@@ -26,7 +26,7 @@ use engine::log::Log;
 use engine::ops::RecallRequest;
 use engine::state::Vectors;
 use engine::{Config, FsBackend, Memory, Scope, SystemEnv};
-use hmg_benches::{Replay, SharedEmbedder, atom_line};
+use hmg_benches::{Replay, SharedEmbedder, atom_line, median, ms};
 
 const QUERIES: &[&str] = &[
     "資料庫選型",
@@ -36,15 +36,6 @@ const QUERIES: &[&str] = &[
     "what did Caroline research",
     "日誌保留多久？",
 ];
-
-fn ms(started: Instant) -> f64 {
-    started.elapsed().as_secs_f64() * 1000.0
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
 
 fn scope() -> Scope {
     Scope::new("bench", "acme", "shop", "main")

@@ -20,30 +20,13 @@ use engine::embed::onnx::OnnxEmbedder;
 use engine::embed::{Embedder, Role};
 use engine::ops::{MemorizeRequest, RecallRequest};
 use engine::{Config, FsBackend, Memory, Scope, SystemEnv};
-use hmg_benches::{Replay, SharedEmbedder, atom_line, model_dir};
+use hmg_benches::{QUERIES, Replay, SharedEmbedder, atom_line, model_dir, ms};
 
 fn percentile(samples: &mut [f64], p: f64) -> f64 {
     samples.sort_by(f64::total_cmp);
     let at = ((samples.len() as f64 - 1.0) * p).round() as usize;
     samples[at]
 }
-
-fn ms(started: Instant) -> f64 {
-    started.elapsed().as_secs_f64() * 1000.0
-}
-
-const QUERIES: &[&str] = &[
-    "資料庫選型",
-    "数据库备份",
-    "database choice",
-    "我們部署在哪裡？",
-    "How long do access tokens last?",
-    "cache key prefix",
-    "誰負責值班",
-    "what did Caroline research",
-    "error response format",
-    "日誌保留多久？",
-];
 
 fn jsonl(texts: impl Iterator<Item = (usize, String)>) -> String {
     texts.map(|(i, content)| atom_line(i, &content)).collect()

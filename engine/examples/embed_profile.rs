@@ -40,30 +40,23 @@ fn main() -> TractResult<()> {
             })
             .collect()
     };
-    let mut fresh = Vec::new();
-    for _ in 0..runs {
-        let started = Instant::now();
-        plan.run(feed())?;
-        fresh.push(started.elapsed().as_secs_f64() * 1e3);
-    }
-    fresh.sort_by(f64::total_cmp);
-    println!(
-        "{tokens} tokens: plan.run (new state each call) p50 {:.2} ms",
-        fresh[runs / 2]
-    );
+    // The p50 of `runs` calls of `pass`, in milliseconds.
+    let p50 = |pass: &mut dyn FnMut() -> TractResult<()>| -> TractResult<f64> {
+        let mut times = Vec::with_capacity(runs);
+        for _ in 0..runs {
+            let started = Instant::now();
+            pass()?;
+            times.push(started.elapsed().as_secs_f64() * 1e3);
+        }
+        times.sort_by(f64::total_cmp);
+        Ok(times[runs / 2])
+    };
+    let fresh = p50(&mut || plan.run(feed()).map(drop))?;
+    println!("{tokens} tokens: plan.run (new state each call) p50 {fresh:.2} ms");
     let mut state = plan.spawn()?;
     state.run(feed())?;
-    let mut whole = Vec::new();
-    for _ in 0..runs {
-        let started = Instant::now();
-        state.run(feed())?;
-        whole.push(started.elapsed().as_secs_f64() * 1e3);
-    }
-    whole.sort_by(f64::total_cmp);
-    println!(
-        "{tokens} tokens: one kept state p50 {:.2} ms (of {runs})",
-        whole[runs / 2]
-    );
+    let kept = p50(&mut || state.run(feed()).map(drop))?;
+    println!("{tokens} tokens: one kept state p50 {kept:.2} ms (of {runs})");
 
     let mut by_op: HashMap<String, (f64, usize)> = HashMap::new();
     for _ in 0..runs {
