@@ -14,7 +14,6 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::Arc;
 use std::time::Instant;
 
 use engine::atom::AtomId;
@@ -24,7 +23,7 @@ use engine::index::tokenize::is_cjk_text;
 use engine::index::vector::VectorIndex;
 use engine::log::Log;
 use engine::ops::RecallRequest;
-use engine::state::Vectors;
+use engine::state::{Row, Vectors};
 use engine::{Config, FsBackend, Memory, Scope, SystemEnv};
 use hmg_benches::{Replay, SharedEmbedder, atom_line, median, ms};
 
@@ -93,7 +92,7 @@ fn hmg() -> Option<PathBuf> {
 fn approximate(replay: &Replay, n: usize, queries: &[(Vec<f32>, bool)]) {
     let mut noise = replay.clone();
     let texts: Vec<String> = (0..n).map(|i| replay.text(i)).collect();
-    let mut rows: Vec<(AtomId, Arc<[u8]>, bool)> = Vec::with_capacity(n);
+    let mut rows: Vec<(AtomId, Row, bool)> = Vec::with_capacity(n);
     for (chunk_at, chunk) in texts.chunks(10_000).enumerate() {
         let refs: Vec<&str> = chunk.iter().map(String::as_str).collect();
         let vectors = noise.embed(&refs, Role::Passage).unwrap();
@@ -103,10 +102,8 @@ fn approximate(replay: &Replay, n: usize, queries: &[(Vec<f32>, bool)]) {
         }
     }
     let started = Instant::now();
-    let mut index = VectorIndex::from_rows(
-        384,
-        rows.iter().map(|(id, v, cjk)| (*id, Arc::clone(v), *cjk)),
-    );
+    let mut index =
+        VectorIndex::from_rows(384, rows.iter().map(|(id, v, cjk)| (*id, v.clone(), *cjk)));
     let build = ms(started);
     drop(rows);
     let (mut exact_ms, mut approx_ms, mut found, mut wanted) = (Vec::new(), Vec::new(), 0, 0);

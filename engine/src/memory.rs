@@ -182,7 +182,7 @@ impl<B: Backend> Memory<B> {
     pub fn compact(&mut self) -> Result<()> {
         self.refresh()?;
         let derived = self.indexes.encode(&self.state);
-        self.log.compact_deriving(&self.state, derived)
+        self.log.compact_deriving(&mut self.state, derived)
     }
 
     /// What opening repaired (a torn tail cut, stale files removed).
@@ -352,21 +352,34 @@ impl<B: Backend> Memory<B> {
     /// One embedding per atom these mutations create or rewrite, appended as
     /// `Embed` mutations. Without a model, or if embedding fails, the write
     /// goes ahead without them (those atoms are keyword-only).
-    fn embed_mutations(&mut self, mutations: &[Mutation]) -> Vec<Mutation> {
-        let vectors = &self.state.vectors;
+    fn embed_mutations(&mut self, mutations: &[Mutation]) -> Result<Vec<Mutation>> {
+        if !self.has_model() {
+            return Ok(Vec::new());
+        }
         let atoms = &self.state.atoms;
-        let wanted: Vec<(AtomId, String)> = mutations
+        // (atom, content, whether the atom already holds this content)
+        let puts: Vec<(AtomId, String, bool)> = mutations
             .iter()
             .filter_map(|m| match m {
                 Mutation::PutAtom(a) if !a.exposure.destroyed() && !a.content.is_empty() => {
                     let same = atoms.get(&a.id).is_some_and(|old| old.content == a.content);
-                    (!same || !vectors.rows.contains_key(&a.id)).then(|| (a.id, a.content.clone()))
+                    Some((a.id, a.content.clone(), same))
                 }
                 _ => None,
             })
             .collect();
+        // Unchanged content needs a vector only if it has none yet.
+        if puts.iter().any(|p| p.2) {
+            self.read_vectors()?;
+        }
+        let rows = self.state.vectors.rows();
+        let wanted: Vec<(AtomId, String)> = puts
+            .into_iter()
+            .filter(|(id, _, same)| !same || rows.is_some_and(|r| !r.contains_key(id)))
+            .map(|(id, content, _)| (id, content))
+            .collect();
         if wanted.is_empty() {
-            return Vec::new();
+            return Ok(Vec::new());
         }
         let mut ready: Vec<(AtomId, Vec<f32>)> = Vec::with_capacity(wanted.len());
         let mut missing: Vec<(AtomId, String)> = Vec::new();
@@ -377,7 +390,7 @@ impl<B: Backend> Memory<B> {
             }
         }
         let Some(embedder) = self.embedder() else {
-            return Vec::new();
+            return Ok(Vec::new());
         };
         if !missing.is_empty() {
             let texts: Vec<&str> = missing.iter().map(|(_, c)| c.as_str()).collect();
@@ -387,14 +400,20 @@ impl<B: Backend> Memory<B> {
             }
         }
         let model = embedder.fingerprint().to_owned();
-        ready
+        Ok(ready
             .into_iter()
             .map(|(id, v)| Mutation::Embed {
                 model: model.clone(),
                 atom: id,
                 vector: Vectors::encode(&v),
             })
-            .collect()
+            .collect())
+    }
+
+    /// Reads the snapshot's vector rows if they are still unread (a large
+    /// store leaves them on disk until a call needs them).
+    pub(crate) fn read_vectors(&mut self) -> Result<()> {
+        self.log.read_vectors(&mut self.state.vectors)
     }
 
     pub(crate) fn now(&mut self) -> Timestamp {
@@ -419,7 +438,7 @@ impl<B: Backend> Memory<B> {
     /// Commits one transaction (or, when it destroys content, commits it by
     /// compaction) and re-indexes what it touched.
     pub(crate) fn write(&mut self, mut mutations: Vec<Mutation>, erasing: bool) -> Result<()> {
-        let embeddings = self.embed_mutations(&mutations);
+        let embeddings = self.embed_mutations(&mutations)?;
         mutations.extend(embeddings);
         let txn: Txn = self.state.txn(mutations);
         let touched: Vec<AtomId> = txn.touched().collect();

@@ -3,7 +3,6 @@
 //! operations and log replay both go through [`State::apply`].
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -37,15 +36,73 @@ pub struct Supplied {
 }
 
 /// Embeddings made by one model, as little-endian f16 (2 bytes per dimension).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+///
+/// A large snapshot's rows are read when a call first needs them, not when
+/// the store opens ([`Vectors::unread`]): most calls (keyword recall,
+/// memorize of new content, history) never touch them, and at 100k atoms
+/// they are three quarters of the snapshot. Until then the rows map holds
+/// only what the log added since, and removals are remembered.
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Vectors {
     /// The embedder's fingerprint; vectors of any other model are dropped.
     pub model: String,
     pub dim: u32,
-    /// Shared with the vector index, which re-scores from the same bytes
-    /// (one copy of every row in memory; stored as a byte sequence, as a
-    /// `Vec<u8>` was).
-    pub rows: BTreeMap<AtomId, Arc<[u8]>>,
+    /// Shared with the vector index, which re-scores from the same bytes;
+    /// rows read from a snapshot are slices of one buffer (no copy each).
+    rows: BTreeMap<AtomId, Row>,
+    unread: Option<Unread>,
+}
+
+/// One stored embedding (f16 little-endian, `dim` values).
+pub type Row = bytes::Bytes;
+
+/// Where a snapshot's rows are, while they are not read yet.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Unread {
+    /// The snapshot file, the payload's offset and length, its checksum.
+    pub file: String,
+    pub offset: u64,
+    pub len: u32,
+    pub crc: u32,
+    /// Rows the log removed since: the snapshot's copies do not count.
+    removed: std::collections::BTreeSet<AtomId>,
+}
+
+impl Unread {
+    pub fn new(file: String, offset: u64, len: u32, crc: u32) -> Unread {
+        Unread {
+            file,
+            offset,
+            len,
+            crc,
+            removed: Default::default(),
+        }
+    }
+}
+
+/// The stored form (postcard): `model, dim, rows` with each row a length
+/// and its bytes — the same bytes a `Vec<u8>` row gave (format 2 on).
+#[derive(Serialize)]
+struct StoredRef<'a> {
+    model: &'a str,
+    dim: u32,
+    rows: &'a BTreeMap<AtomId, Row>,
+}
+
+#[derive(Deserialize)]
+struct StoredFrame<'a> {
+    model: String,
+    dim: u32,
+    #[serde(borrow)]
+    rows: Vec<(AtomId, &'a [u8])>,
+}
+
+/// The head of the stored form: model, dimension, number of rows.
+#[derive(Deserialize)]
+struct StoredHead {
+    model: String,
+    dim: u32,
+    rows: u64,
 }
 
 /// One applied write: everything an operation changes, atomically.
@@ -102,12 +159,100 @@ impl Vectors {
         if model != self.model {
             // Another model's vectors are not comparable with these.
             self.rows.clear();
+            self.unread = None;
             self.model = model;
             self.dim = (vector.len() / 2) as u32;
         }
         let alive = atoms.get(&atom).is_some_and(|a| !a.exposure.destroyed());
         if alive && vector.len() == self.dim as usize * 2 {
-            self.rows.insert(atom, Arc::from(vector));
+            self.rows.insert(atom, Row::from(vector));
+        }
+    }
+
+    fn remove(&mut self, atom: AtomId) {
+        self.rows.remove(&atom);
+        if let Some(unread) = &mut self.unread {
+            unread.removed.insert(atom);
+        }
+    }
+
+    /// The rows, once read (`None` while a snapshot's rows are unread).
+    pub fn rows(&self) -> Option<&BTreeMap<AtomId, Row>> {
+        self.unread.is_none().then_some(&self.rows)
+    }
+
+    /// The snapshot rows not read yet, if any.
+    pub fn unread(&self) -> Option<&Unread> {
+        self.unread.as_ref()
+    }
+
+    /// Whether there are no rows at all (known without reading them).
+    pub fn is_empty(&self) -> bool {
+        self.unread.is_none() && self.rows.is_empty()
+    }
+
+    /// The stored form, for a snapshot (`None` while rows are unread).
+    pub fn to_bytes(&self) -> Option<Result<Vec<u8>>> {
+        self.unread.is_none().then(|| {
+            postcard::to_stdvec(&StoredRef {
+                model: &self.model,
+                dim: self.dim,
+                rows: &self.rows,
+            })
+            .map_err(|e| Error::Internal(format!("cannot encode vectors: {e}")))
+        })
+    }
+
+    /// Every row of a stored frame, the rows slices of `payload`.
+    pub fn from_bytes(payload: Row) -> std::result::Result<Vectors, postcard::Error> {
+        let frame: StoredFrame = postcard::from_bytes(&payload)?;
+        let rows = frame
+            .rows
+            .into_iter()
+            .map(|(id, row)| (id, payload.slice_ref(row)))
+            .collect();
+        Ok(Vectors {
+            model: frame.model,
+            dim: frame.dim,
+            rows,
+            unread: None,
+        })
+    }
+
+    /// Model, dimension and number of rows from the first bytes of a stored
+    /// frame (`None` if they do not hold all three).
+    pub fn head(prefix: &[u8]) -> Option<(String, u32, u64)> {
+        let (head, _) = postcard::take_from_bytes::<StoredHead>(prefix).ok()?;
+        Some((head.model, head.dim, head.rows))
+    }
+
+    /// Vectors of `model` whose snapshot rows are read later.
+    pub fn unread_from(model: String, dim: u32, unread: Unread) -> Vectors {
+        Vectors {
+            model,
+            dim,
+            rows: BTreeMap::new(),
+            unread: Some(unread),
+        }
+    }
+
+    /// Drops the rows and reads them again from `unread` when needed (they
+    /// were just written there).
+    pub fn set_aside(&mut self, unread: Unread) {
+        self.rows.clear();
+        self.unread = Some(unread);
+    }
+
+    /// Puts the snapshot's rows (read now) under what the log changed
+    /// since they were set aside.
+    pub fn read_in(&mut self, snapshot: Vectors) {
+        let Some(unread) = self.unread.take() else {
+            return;
+        };
+        for (id, row) in snapshot.rows {
+            if !unread.removed.contains(&id) {
+                self.rows.entry(id).or_insert(row);
+            }
         }
     }
 
@@ -186,7 +331,7 @@ impl State {
                             .get(&atom.id)
                             .is_some_and(|a| a.content != atom.content);
                     if stale {
-                        self.vectors.rows.remove(&atom.id);
+                        self.vectors.remove(atom.id);
                     }
                     if atom.exposure.destroyed() {
                         // Entity names can be secrets: they go with the content.
@@ -227,5 +372,44 @@ impl State {
 
     pub fn events_of(&self, id: AtomId) -> impl Iterator<Item = &Event> {
         self.events.iter().filter(move |e| e.atom == id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Rows written as byte strings are the bytes `Vec<u8>` rows gave
+    /// (formats 2–4), and read back as slices of the frame.
+    #[test]
+    fn stored_vectors_keep_their_byte_layout() {
+        #[derive(Serialize)]
+        struct Before {
+            model: String,
+            dim: u32,
+            rows: BTreeMap<AtomId, Vec<u8>>,
+        }
+        let rows: BTreeMap<AtomId, Vec<u8>> = [
+            (AtomId(7), vec![1, 2, 3, 4]),
+            (AtomId(1 << 100), vec![9; 4]),
+        ]
+        .into_iter()
+        .collect();
+        let before = postcard::to_stdvec(&Before {
+            model: "m".into(),
+            dim: 2,
+            rows: rows.clone(),
+        })
+        .unwrap();
+        let read = Vectors::from_bytes(Row::from(before.clone())).unwrap();
+        assert_eq!(read.to_bytes().unwrap().unwrap(), before);
+        assert_eq!(Vectors::head(&before[..8]), Some(("m".into(), 2, 2)));
+        let got: BTreeMap<AtomId, Vec<u8>> = read
+            .rows()
+            .unwrap()
+            .iter()
+            .map(|(id, r)| (*id, r.to_vec()))
+            .collect();
+        assert_eq!(got, rows);
     }
 }

@@ -32,22 +32,34 @@ const UNIGRAM_WEIGHT: f64 = 0.3;
 #[derive(Debug, Default, Clone)]
 pub struct KeywordIndex {
     term_ids: HashMap<String, u32>,
-    postings: Vec<Vec<(AtomId, u32)>>,
-    docs: HashMap<AtomId, Vec<u32>>,
+    /// Per term: (document number, term frequency) of the live documents.
+    postings: Vec<Vec<(u32, u32)>>,
+    /// Per document number: its atom and its length in terms (`None` once
+    /// removed; a number stays with its atom for the life of the index).
+    docs: Vec<(AtomId, Option<u32>)>,
+    /// `docs[..sorted]` are ordered by atom (a restored index's documents)
+    /// and found by binary search; later ones are found here.
+    sorted: usize,
+    added: HashMap<AtomId, u32>,
+    /// Per document number, its terms — kept once a document is removed
+    /// (removal needs them); a restored index derives them from the
+    /// postings then, so that opening and reading never pay for them.
+    terms_of: Option<Vec<Vec<u32>>>,
+    live: usize,
     total_len: u64,
 }
 
-/// The index as a snapshot stores it (`super::persist`): each document's
-/// terms with their frequencies, ordered by id, over a term list that holds
-/// only terms some document still has (an erased atom's words leave).
+/// The index as a snapshot stores it (`super::persist`): the live
+/// documents ordered by atom with their lengths, and per term (only terms
+/// some document still has: an erased atom's words leave) its postings as
+/// (position in `docs`, tf) — the form the index searches, so restoring
+/// it allocates once per term and nothing per document.
 #[derive(Debug, Default, Serialize, Deserialize)]
 pub struct Stored {
     terms: Vec<String>,
-    docs: Vec<StoredDoc>,
+    postings: Vec<Vec<(u32, u32)>>,
+    docs: Vec<(AtomId, u32)>,
 }
-
-/// (document, length, [(term number, tf)])
-type StoredDoc = (AtomId, u32, Vec<(u32, u32)>);
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct KeywordHit {
@@ -61,19 +73,34 @@ pub struct KeywordHit {
 
 impl KeywordIndex {
     pub fn len(&self) -> usize {
-        self.docs.len()
+        self.live
     }
 
     pub fn is_empty(&self) -> bool {
-        self.docs.is_empty()
+        self.live == 0
     }
 
     pub fn contains(&self, id: AtomId) -> bool {
-        self.docs.contains_key(&id)
+        self.number(id)
+            .is_some_and(|n| self.docs[n as usize].1.is_some())
+    }
+
+    /// The document number of an atom this index has seen.
+    fn number(&self, id: AtomId) -> Option<u32> {
+        match self.docs[..self.sorted].binary_search_by_key(&id, |d| d.0) {
+            Ok(n) => Some(n as u32),
+            Err(_) => self.added.get(&id).copied(),
+        }
     }
 
     pub fn insert(&mut self, id: AtomId, text: &str) {
         self.remove(id);
+        let n = self.number(id).unwrap_or_else(|| {
+            let n = self.docs.len() as u32;
+            self.docs.push((id, None));
+            self.added.insert(id, n);
+            n
+        });
         let mut counts: HashMap<u32, u32> = HashMap::new();
         let terms = tokens(text);
         for term in &terms {
@@ -84,94 +111,120 @@ impl KeywordIndex {
             }
             *counts.entry(tid).or_default() += 1;
         }
-        let mut doc_terms: Vec<u32> = counts.keys().copied().collect();
-        doc_terms.sort_unstable();
+        if let Some(terms_of) = &mut self.terms_of {
+            terms_of.resize(self.docs.len(), Vec::new());
+            terms_of[n as usize] = counts.keys().copied().collect();
+        }
         for (tid, tf) in counts {
-            self.postings[tid as usize].push((id, tf));
+            self.postings[tid as usize].push((n, tf));
         }
         self.total_len += terms.len() as u64;
-        doc_terms.push(terms.len() as u32); // the last entry is the length
-        self.docs.insert(id, doc_terms);
+        self.docs[n as usize].1 = Some(terms.len() as u32);
+        self.live += 1;
     }
 
     pub fn remove(&mut self, id: AtomId) {
-        let Some(mut doc_terms) = self.docs.remove(&id) else {
+        let Some(n) = self.number(id) else {
             return;
         };
-        let len = doc_terms.pop().unwrap_or(0);
+        let Some(len) = self.docs[n as usize].1.take() else {
+            return;
+        };
+        self.live -= 1;
         self.total_len -= u64::from(len);
-        for tid in doc_terms {
-            self.postings[tid as usize].retain(|(d, _)| *d != id);
+        let terms_of = self.terms_of.get_or_insert_with(|| {
+            let mut terms_of = vec![Vec::new(); self.docs.len()];
+            for (tid, postings) in self.postings.iter().enumerate() {
+                for &(d, _) in postings {
+                    terms_of[d as usize].push(tid as u32);
+                }
+            }
+            terms_of
+        });
+        terms_of.resize(self.docs.len(), Vec::new());
+        for tid in std::mem::take(&mut terms_of[n as usize]) {
+            self.postings[tid as usize].retain(|(d, _)| *d != n);
         }
     }
 
     /// What a snapshot stores of this index.
     pub fn store(&self) -> Stored {
-        let mut live: Vec<(&String, u32)> = self
+        let mut live: Vec<(AtomId, u32, u32)> = self
+            .docs
+            .iter()
+            .enumerate()
+            .filter_map(|(n, (id, len))| len.map(|len| (*id, len, n as u32)))
+            .collect();
+        live.sort_unstable_by_key(|d| d.0);
+        let mut renumber = vec![u32::MAX; self.docs.len()];
+        for (position, (_, _, n)) in live.iter().enumerate() {
+            renumber[*n as usize] = position as u32;
+        }
+        let mut by_tid: Vec<(&String, u32)> = self
             .term_ids
             .iter()
             .filter(|(_, tid)| !self.postings[**tid as usize].is_empty())
             .map(|(term, tid)| (term, *tid))
             .collect();
-        live.sort_unstable_by_key(|(_, tid)| *tid);
-        let mut terms = Vec::with_capacity(live.len());
-        let mut entries: HashMap<AtomId, Vec<(u32, u32)>> = HashMap::with_capacity(self.docs.len());
-        for (term, tid) in live {
-            let stored = terms.len() as u32;
-            terms.push(term.clone());
-            for &(doc, tf) in &self.postings[tid as usize] {
-                entries.entry(doc).or_default().push((stored, tf));
-            }
+        by_tid.sort_unstable_by_key(|(_, tid)| *tid);
+        let mut stored = Stored {
+            terms: Vec::with_capacity(by_tid.len()),
+            postings: Vec::with_capacity(by_tid.len()),
+            docs: live.iter().map(|(id, len, _)| (*id, *len)).collect(),
+        };
+        for (term, tid) in by_tid {
+            let mut postings: Vec<(u32, u32)> = self.postings[tid as usize]
+                .iter()
+                .map(|&(n, tf)| (renumber[n as usize], tf))
+                .collect();
+            postings.sort_unstable();
+            stored.terms.push(term.clone());
+            stored.postings.push(postings);
         }
-        let mut docs: Vec<StoredDoc> = self
-            .docs
-            .iter()
-            .map(|(id, t)| {
-                let len = t.last().copied().unwrap_or(0);
-                (*id, len, entries.remove(id).unwrap_or_default())
-            })
-            .collect();
-        docs.sort_unstable_by_key(|d| d.0);
-        Stored { terms, docs }
+        stored
     }
 
     /// The index a snapshot stored, or `None` if it does not hold together.
     pub fn restore(stored: Stored) -> Option<KeywordIndex> {
-        let mut index = KeywordIndex {
-            postings: vec![Vec::new(); stored.terms.len()],
-            ..KeywordIndex::default()
-        };
+        let n = stored.docs.len();
+        if stored.terms.len() != stored.postings.len()
+            || stored.docs.windows(2).any(|w| w[0].0 >= w[1].0)
+            || stored
+                .postings
+                .iter()
+                .flatten()
+                .any(|&(d, _)| d as usize >= n)
+        {
+            return None;
+        }
+        let mut term_ids = HashMap::with_capacity(stored.terms.len());
         for (tid, term) in stored.terms.into_iter().enumerate() {
-            if index.term_ids.insert(term, tid as u32).is_some() {
+            if term_ids.insert(term, tid as u32).is_some() {
                 return None;
             }
         }
-        index.docs.reserve(stored.docs.len());
-        for (id, len, entries) in stored.docs {
-            let mut doc_terms = Vec::with_capacity(entries.len() + 1);
-            for (tid, tf) in entries {
-                index.postings.get_mut(tid as usize)?.push((id, tf));
-                doc_terms.push(tid);
-            }
-            doc_terms.push(len);
-            index.total_len += u64::from(len);
-            if index.docs.insert(id, doc_terms).is_some() {
-                return None;
-            }
-        }
-        Some(index)
+        Some(KeywordIndex {
+            term_ids,
+            postings: stored.postings,
+            total_len: stored.docs.iter().map(|d| u64::from(d.1)).sum(),
+            docs: stored
+                .docs
+                .into_iter()
+                .map(|(id, len)| (id, Some(len)))
+                .collect(),
+            sorted: n,
+            added: HashMap::new(),
+            terms_of: None,
+            live: n,
+        })
     }
 
-    fn doc_len(&self, id: AtomId) -> f64 {
-        self.docs
-            .get(&id)
-            .and_then(|t| t.last())
-            .copied()
-            .unwrap_or(0) as f64
+    fn doc_len(&self, n: u32) -> f64 {
+        self.docs[n as usize].1.unwrap_or(0) as f64
     }
 
     fn idf(&self, df: usize) -> f64 {
-        let n = self.docs.len() as f64;
+        let n = self.live as f64;
         (1.0 + (n - df as f64 + 0.5) / (df as f64 + 0.5)).ln()
     }
 
@@ -197,8 +250,8 @@ impl KeywordIndex {
 
     /// Documents matching an alternative (all of its terms), with the
     /// smallest tf among those terms.
-    fn matching(&self, alternative: &[String], into: &mut HashMap<AtomId, u32>) {
-        let mut lists: Vec<&Vec<(AtomId, u32)>> = Vec::with_capacity(alternative.len());
+    fn matching(&self, alternative: &[String], into: &mut HashMap<u32, u32>) {
+        let mut lists: Vec<&Vec<(u32, u32)>> = Vec::with_capacity(alternative.len());
         for term in alternative {
             match self.term_ids.get(term) {
                 Some(t) => lists.push(&self.postings[*t as usize]),
@@ -210,7 +263,7 @@ impl KeywordIndex {
         let Some((first, rest)) = lists.split_first() else {
             return;
         };
-        let mut found: HashMap<AtomId, u32> = first.iter().copied().collect();
+        let mut found: HashMap<u32, u32> = first.iter().copied().collect();
         for list in rest {
             let mut both = HashMap::with_capacity(found.len());
             for &(id, tf) in list.iter() {
@@ -226,55 +279,57 @@ impl KeywordIndex {
         }
     }
 
-    /// BM25's saturated term frequency of `tf` in document `id`.
-    fn saturated(&self, id: AtomId, tf: u32, avg_len: f64) -> f64 {
+    /// BM25's saturated term frequency of `tf` in document number `n`.
+    fn saturated(&self, n: u32, tf: u32, avg_len: f64) -> f64 {
         let tf = f64::from(tf);
-        let norm = K1 * (1.0 - B + B * self.doc_len(id) / avg_len);
+        let norm = K1 * (1.0 - B + B * self.doc_len(n) / avg_len);
         tf * (K1 + 1.0) / (tf + norm)
     }
 
     /// Coverage and BM25 of the structured query: each group once, its df
     /// the documents any of its alternatives matches.
     fn search_groups(&self, groups: &[Group]) -> HashMap<AtomId, (f64, f64)> {
-        let mut hits: HashMap<AtomId, (f64, f64)> = HashMap::new();
-        if self.docs.is_empty() {
-            return hits;
+        let mut hits: HashMap<u32, (f64, f64)> = HashMap::new();
+        if self.live == 0 {
+            return HashMap::new();
         }
-        let avg_len = (self.total_len as f64 / self.docs.len() as f64).max(1.0);
+        let avg_len = (self.total_len as f64 / self.live as f64).max(1.0);
         let mut denominator = 0.0;
         let mut seen: HashSet<&[Vec<String>]> = HashSet::new();
         for group in groups {
             if !seen.insert(&group.alternatives) {
                 continue;
             }
-            let mut matched: HashMap<AtomId, u32> = HashMap::new();
+            let mut matched: HashMap<u32, u32> = HashMap::new();
             for alternative in &group.alternatives {
                 self.matching(alternative, &mut matched);
             }
             let idf = self.idf(matched.len());
             denominator += group.weight * idf;
-            for (id, tf) in matched {
-                let hit = hits.entry(id).or_default();
+            for (n, tf) in matched {
+                let hit = hits.entry(n).or_default();
                 hit.0 += group.weight * idf;
-                hit.1 += group.weight * idf * self.saturated(id, tf, avg_len);
+                hit.1 += group.weight * idf * self.saturated(n, tf, avg_len);
             }
         }
-        for hit in hits.values_mut() {
-            hit.0 = (hit.0 / denominator).min(1.0);
-        }
-        hits
+        hits.into_iter()
+            .map(|(n, (coverage, bm25))| {
+                let coverage = (coverage / denominator).min(1.0);
+                (self.docs[n as usize].0, (coverage, bm25))
+            })
+            .collect()
     }
 
     /// The plain keyword search: every document matching a query term.
     fn search_terms(&self, query: &str) -> HashMap<AtomId, KeywordHit> {
-        let mut hits: HashMap<AtomId, KeywordHit> = HashMap::new();
+        let mut hits: HashMap<u32, KeywordHit> = HashMap::new();
         let mut terms = query_tokens(query);
         terms.sort();
         terms.dedup();
-        if terms.is_empty() || self.docs.is_empty() {
-            return hits;
+        if terms.is_empty() || self.live == 0 {
+            return HashMap::new();
         }
-        let avg_len = (self.total_len as f64 / self.docs.len() as f64).max(1.0);
+        let avg_len = (self.total_len as f64 / self.live as f64).max(1.0);
         let mut denominator = 0.0;
         for term in &terms {
             let weight = if is_unigram(term) {
@@ -291,9 +346,9 @@ impl KeywordIndex {
                 continue;
             }
             denominator += weight * idf;
-            for &(id, tf) in postings.into_iter().flatten() {
-                let tfn = self.saturated(id, tf, avg_len);
-                let hit = hits.entry(id).or_insert(KeywordHit {
+            for &(n, tf) in postings.into_iter().flatten() {
+                let tfn = self.saturated(n, tf, avg_len);
+                let hit = hits.entry(n).or_insert(KeywordHit {
                     coverage: 0.0,
                     bm25: 0.0,
                     translated: 0.0,
@@ -302,10 +357,12 @@ impl KeywordIndex {
                 hit.bm25 += weight * idf * tfn;
             }
         }
-        for hit in hits.values_mut() {
-            hit.coverage = (hit.coverage / denominator).min(1.0);
-        }
-        hits
+        hits.into_iter()
+            .map(|(n, mut hit)| {
+                hit.coverage = (hit.coverage / denominator).min(1.0);
+                (self.docs[n as usize].0, hit)
+            })
+            .collect()
     }
 }
 
@@ -408,6 +465,7 @@ mod tests {
         fn matches_brute_force(
             docs in proptest::collection::vec("(alpha|beta|gamma|資料|数据|庫|库|選型| ){1,12}", 1..20),
             removed in proptest::collection::vec(any::<bool>(), 20),
+            later in proptest::collection::vec(0u8..3, 20),
             query in "(alpha|beta|資料庫|选型|gamma| ){1,5}",
         ) {
             let mut idx = KeywordIndex::default();
@@ -416,10 +474,25 @@ mod tests {
                 idx.insert(AtomId(i as u128), d);
                 if removed[i] { idx.remove(AtomId(i as u128)); } else { live.push((i as u128, d.clone())); }
             }
+            // Through the stored form, then more writes on the restored
+            // index (removal derives a document's terms from the postings).
+            let mut idx = KeywordIndex::restore(idx.store()).unwrap();
+            for (i, d) in docs.iter().enumerate() {
+                if later[i] == 1 && !removed[i] {
+                    idx.remove(AtomId(i as u128));
+                    live.retain(|(id, _)| *id != i as u128);
+                } else if later[i] == 2 {
+                    let text = format!("{d} gamma");
+                    idx.insert(AtomId(i as u128), &text);
+                    live.retain(|(id, _)| *id != i as u128);
+                    live.push((i as u128, text));
+                }
+            }
             prop_assume!(!live.is_empty());
             let want = brute_bm25(&live, &query);
             let got = idx.search_terms(&query);
             prop_assert_eq!(got.len(), want.len());
+            prop_assert_eq!(idx.len(), live.len());
             for (id, score) in want {
                 let hit = got[&id];
                 prop_assert!((hit.bm25 - score).abs() < 1e-9);

@@ -13,12 +13,11 @@ pub mod vector;
 
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hasher};
-use std::sync::Arc;
 
 use crate::atom::{Atom, AtomId, Kind};
 use crate::graph::index::GraphIndex;
 use crate::scope::Scope;
-use crate::state::{State, Vectors};
+use crate::state::{Row, State, Vectors};
 use crate::text::normalize;
 use keyword::KeywordIndex;
 use vector::VectorIndex;
@@ -28,8 +27,7 @@ pub struct Indexes {
     /// One keyword index per tenant: no statistic crosses a tenant boundary.
     keyword: HashMap<String, KeywordIndex>,
     /// Dedup key → atoms with that scope, kind and normalised content.
-    dedup: HashMap<u64, Vec<AtomId>>,
-    dedup_key_of: HashMap<AtomId, u64>,
+    dedup: Dedup,
     /// One vector index per tenant, over the vectors of `vector_model`;
     /// built on the first semantic search ([`Indexes::ensure_vectors`]),
     /// so that calls that never search vectors do not pay for them.
@@ -75,8 +73,9 @@ impl Indexes {
     }
 
     /// Builds the vector indexes if this is their first use.
+    /// Not before the state's rows are read ([`crate::state::Vectors::rows`]).
     pub fn ensure_vectors(&mut self, state: &State) {
-        if !self.vectors_built {
+        if !self.vectors_built && state.vectors.rows().is_some() {
             self.build_vectors(state);
             self.vectors_built = true;
         }
@@ -85,18 +84,17 @@ impl Indexes {
     /// The vector indexes of every tenant, from the state's vectors.
     fn build_vectors(&mut self, state: &State) {
         // Per tenant: (atom, stored vector, CJK bucket).
-        type Rows = Vec<(AtomId, Arc<[u8]>, bool)>;
+        type Rows = Vec<(AtomId, Row, bool)>;
+        let Some(stored) = state.vectors.rows() else {
+            return;
+        };
         let mut tenants: HashMap<&str, Rows> = HashMap::new();
         for atom in state.atoms.values() {
             let rows = tenants.entry(&atom.scope.tenant_id).or_default();
-            if let Some(row) = state.vectors.rows.get(&atom.id)
+            if let Some(row) = stored.get(&atom.id)
                 && !atom.exposure.destroyed()
             {
-                rows.push((
-                    atom.id,
-                    Arc::clone(row),
-                    tokenize::is_cjk_text(&atom.content),
-                ));
+                rows.push((atom.id, row.clone(), tokenize::is_cjk_text(&atom.content)));
             }
         }
         let dim = state.vectors.dim as usize;
@@ -134,10 +132,10 @@ impl Indexes {
                 .vector
                 .entry(atom.scope.tenant_id.clone())
                 .or_insert_with(|| VectorIndex::new(vectors.dim as usize));
-            match vectors.rows.get(&atom.id) {
+            match vectors.rows().and_then(|rows| rows.get(&atom.id)) {
                 Some(row) if !atom.exposure.destroyed() => tenant_vectors.insert_scripted(
                     atom.id,
-                    Arc::clone(row),
+                    row.clone(),
                     tokenize::is_cjk_text(&atom.content),
                 ),
                 _ => tenant_vectors.remove(atom.id),
@@ -158,8 +156,9 @@ impl Indexes {
             .keyword
             .entry(atom.scope.tenant_id.clone())
             .or_default();
-        if let Some(old) = self.dedup_key_of.remove(&atom.id)
-            && let Some(ids) = self.dedup.get_mut(&old)
+        let (by_key, key_of) = self.dedup.maps();
+        if let Some(old) = key_of.remove(&atom.id)
+            && let Some(ids) = by_key.get_mut(&old)
         {
             ids.retain(|id| *id != atom.id);
         }
@@ -170,8 +169,8 @@ impl Indexes {
         keyword.insert(atom.id, &atom.content);
         if atom.active() {
             let key = dedup_key(&atom.scope, atom.kind, &atom.content);
-            self.dedup.entry(key).or_default().push(atom.id);
-            self.dedup_key_of.insert(atom.id, key);
+            by_key.entry(key).or_default().push(atom.id);
+            key_of.insert(atom.id, key);
         }
     }
 
@@ -195,7 +194,45 @@ impl Indexes {
     }
 
     /// Active atoms that may share the given scope, kind and content.
-    pub fn dedup_candidates(&self, key: u64) -> &[AtomId] {
-        self.dedup.get(&key).map_or(&[], Vec::as_slice)
+    pub fn dedup_candidates(&mut self, key: u64) -> &[AtomId] {
+        self.dedup.maps().0.get(&key).map_or(&[], Vec::as_slice)
+    }
+}
+
+/// The dedup keys of active atoms. A restored index keeps the stored pairs
+/// as they are until a write needs the maps: reads never look at them.
+#[derive(Debug, Default)]
+struct Dedup {
+    by_key: HashMap<u64, Vec<AtomId>>,
+    key_of: HashMap<AtomId, u64>,
+    /// (atom, key) pairs not put in the maps yet.
+    stored: Vec<(AtomId, u64)>,
+}
+
+impl Dedup {
+    fn from_stored(stored: Vec<(AtomId, u64)>) -> Dedup {
+        Dedup {
+            stored,
+            ..Dedup::default()
+        }
+    }
+
+    fn maps(&mut self) -> (&mut HashMap<u64, Vec<AtomId>>, &mut HashMap<AtomId, u64>) {
+        if !self.stored.is_empty() {
+            self.key_of.reserve(self.stored.len());
+            for (id, key) in std::mem::take(&mut self.stored) {
+                self.by_key.entry(key).or_default().push(id);
+                self.key_of.insert(id, key);
+            }
+        }
+        (&mut self.by_key, &mut self.key_of)
+    }
+
+    /// Every (atom, key), ordered by atom.
+    fn pairs(&self) -> Vec<(AtomId, u64)> {
+        let mut pairs: Vec<(AtomId, u64)> = self.key_of.iter().map(|(id, k)| (*id, *k)).collect();
+        pairs.extend_from_slice(&self.stored);
+        pairs.sort_unstable();
+        pairs
     }
 }

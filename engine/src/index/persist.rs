@@ -17,8 +17,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::Indexes;
 use super::keyword::{self, KeywordIndex};
+use super::{Dedup, Indexes};
 use crate::atom::AtomId;
 use crate::graph::index::{GraphIndex, StoredGraph};
 use crate::log::Derived;
@@ -46,9 +46,7 @@ impl Indexes {
             .map(|(tenant, k)| (tenant.clone(), k.store()))
             .collect();
         keyword.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-        let mut dedup: Vec<(AtomId, u64)> =
-            self.dedup_key_of.iter().map(|(id, k)| (*id, *k)).collect();
-        dedup.sort_unstable();
+        let dedup = self.dedup.pairs();
         let stored = Stored {
             keyword,
             graph: self.graph.store(),
@@ -93,10 +91,10 @@ impl Indexes {
         for (tenant, k) in stored.keyword {
             indexes.keyword.insert(tenant, KeywordIndex::restore(k)?);
         }
-        for (id, key) in stored.dedup {
-            indexes.dedup.entry(key).or_default().push(id);
-            indexes.dedup_key_of.insert(id, key);
+        if stored.dedup.windows(2).any(|w| w[0].0 >= w[1].0) {
+            return None;
         }
+        indexes.dedup = Dedup::from_stored(stored.dedup);
         Some(indexes)
     }
 }
@@ -181,7 +179,7 @@ mod tests {
         };
         assert_eq!(graph(got), graph(want));
         assert_eq!(got.graph.totals(), want.graph.totals());
-        assert_eq!(got.dedup_key_of, want.dedup_key_of);
+        assert_eq!(got.dedup.pairs(), want.dedup.pairs());
         got.ensure_vectors(state);
         want.ensure_vectors(state);
         let query: Vec<f32> = (0..state.vectors.dim).map(|i| (i as f32).sin()).collect();
@@ -198,8 +196,9 @@ mod tests {
     /// The indexes the store's files give, restored, and whether the
     /// snapshot's frame was used.
     fn restored(backend: &MemBackend) -> (Indexes, bool, State) {
-        let (mut log, state, _) = Log::open(backend.clone(), 1 << 30).unwrap();
+        let (mut log, mut state, _) = Log::open(backend.clone(), 1 << 30).unwrap();
         let (indexes, used) = Indexes::restore(&state, log.take_derived());
+        log.read_vectors(&mut state.vectors).unwrap();
         (indexes, used, state)
     }
 
@@ -354,7 +353,7 @@ mod tests {
         let mut h = Harness::new();
         h.id("The deploy target is ECS");
         // A snapshot as version 3 wrote it: no indexes frame.
-        h.memory.log.compact(&h.memory.state).unwrap();
+        h.memory.log.compact(&mut h.memory.state).unwrap();
         h.reopen(None);
         let generation = h.memory.log.generation();
         assert!(!restored(&h.backend).1);

@@ -31,10 +31,9 @@
 //! exact search is measured (`--bin scale`) and property-tested.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 
 use crate::atom::AtomId;
-use crate::state::Vectors;
+use crate::state::{Row, Vectors};
 
 /// Slack for float rounding in the error bound.
 const ROUNDING: f32 = 1e-4;
@@ -72,7 +71,7 @@ pub struct VectorIndex {
     residuals: Vec<f32>,
     /// Per row, its exact values as stored (f16, 2 bytes each; the state's
     /// own bytes, shared, not a copy), decoded when a row is re-scored.
-    exact: Vec<Arc<[u8]>>,
+    exact: Vec<Row>,
     /// Per row: its script bucket (1: CJK, 0: other), ‖d‖², and d·m of its
     /// bucket's frozen mean.
     buckets: Vec<u8>,
@@ -207,12 +206,12 @@ impl VectorIndex {
     }
 
     /// Adds or replaces a row from its stored (f16) bytes (script: other).
-    pub fn insert(&mut self, id: AtomId, stored: Arc<[u8]>) {
+    pub fn insert(&mut self, id: AtomId, stored: Row) {
         self.insert_scripted(id, stored, false);
     }
 
     /// Adds or replaces a row, in the CJK bucket or the other.
-    pub fn insert_scripted(&mut self, id: AtomId, stored: Arc<[u8]>, cjk: bool) {
+    pub fn insert_scripted(&mut self, id: AtomId, stored: Row, cjk: bool) {
         let v = Vectors::decode(&stored);
         if v.len() != self.dim {
             return;
@@ -232,7 +231,7 @@ impl VectorIndex {
     /// Appends a row (decoded `v` of its `stored` bytes) to bucket `b`:
     /// its codes and bounds, and the bucket's sum and count — everything
     /// but its `d·m` and sketch, which follow the bucket's mean.
-    fn push(&mut self, id: AtomId, stored: Arc<[u8]>, v: &[f32], b: usize) {
+    fn push(&mut self, id: AtomId, stored: Row, v: &[f32], b: usize) {
         let (scale, norm, residual, square) = quantize_into(v, &mut self.codes);
         self.slot.insert(id, self.ids.len());
         self.ids.push(id);
@@ -256,7 +255,7 @@ impl VectorIndex {
     /// another dimension and repeated ids are skipped.
     pub fn from_rows(
         dim: usize,
-        rows: impl IntoIterator<Item = (AtomId, Arc<[u8]>, bool)>,
+        rows: impl IntoIterator<Item = (AtomId, Row, bool)>,
     ) -> VectorIndex {
         let mut index = VectorIndex::new(dim);
         let mut v = vec![0f32; dim];
@@ -539,8 +538,8 @@ mod tests {
         v
     }
 
-    fn stored(v: &[f32]) -> Arc<[u8]> {
-        Arc::from(Vectors::encode(v))
+    fn stored(v: &[f32]) -> Row {
+        Row::from(Vectors::encode(v))
     }
 
     fn brute(

@@ -56,6 +56,13 @@ pub fn frame(payload: &[u8]) -> Vec<u8> {
     out
 }
 
+/// A frame's head: payload length and checksum.
+pub fn parse_head(head: &[u8; FRAME_OVERHEAD]) -> (u32, u32) {
+    let len = u32::from_le_bytes(head[..4].try_into().expect("4 bytes"));
+    let crc = u32::from_le_bytes(head[4..].try_into().expect("4 bytes"));
+    (len, crc)
+}
+
 /// What is at an offset of a byte buffer.
 #[derive(Debug, PartialEq)]
 pub enum Next<'a> {

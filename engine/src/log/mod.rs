@@ -12,9 +12,19 @@ pub mod frame;
 
 use crate::atom::AtomId;
 use crate::error::{Error, Result};
-use crate::state::{State, Txn};
+use crate::state::{State, Txn, Unread, Vectors};
 use backend::Backend;
-use frame::{HEADER_LEN, LOG_MAGIC, Next, SNAP_MAGIC};
+use frame::{FRAME_OVERHEAD, HEADER_LEN, LOG_MAGIC, MAX_FRAME, Next, SNAP_MAGIC};
+
+/// A snapshot's vectors frame at least this long is read when a call first
+/// needs its rows, not at open; a smaller one is read (and checked) with the
+/// rest of the snapshot at little cost. Tests and fuzzing leave every frame
+/// unread, so that every reopen in them runs the lazy path.
+pub const LAZY_VECTORS_FROM: u64 = if cfg!(any(test, feature = "simulation")) {
+    1
+} else {
+    1 << 20
+};
 
 /// What opening (or catching up) found, repaired and set aside.
 #[derive(Debug, Default, Clone, PartialEq)]
@@ -244,8 +254,18 @@ impl<B: Backend> Log<B> {
         let mut state = if generation == 0 {
             State::default()
         } else if names.contains(&snap) {
-            match self.read_snapshot(generation) {
-                Ok((state, bytes)) => {
+            match self.read_snapshot(generation, !self.salvage) {
+                Ok((mut state, bytes)) => {
+                    if self.salvage && state.vectors.unread().is_some() {
+                        // Only the vectors are damaged: the atoms load
+                        // without them (new writes are embedded again).
+                        recovery.notices.push(format!(
+                            "salvage: the vectors in {snap} are damaged; the atoms load without them (semantic recall covers what is written from now on)"
+                        ));
+                        state.vectors = Vectors::default();
+                        self.untidy.keep.push(snap.clone());
+                        self.untidy.compact = true;
+                    }
                     derived = bytes.map(|bytes| Derived {
                         snapshot_version: state.version,
                         bytes,
@@ -278,7 +298,7 @@ impl<B: Backend> Log<B> {
         self.derived = derived.map(|d| Derived { touched, ..d });
         self.untidy.stale = names.iter().any(|n| self.is_stale(n));
         self.untidy.compact |= gap_ok;
-        if let Err(e) = self.tidy(&state, recovery) {
+        if let Err(e) = self.tidy(&mut state, recovery) {
             if self.salvage {
                 return Err(e);
             }
@@ -306,7 +326,10 @@ impl<B: Backend> Log<B> {
             .collect();
         older.sort_unstable();
         for g in older.into_iter().rev() {
-            if let Ok((state, _)) = self.read_snapshot(g) {
+            if let Ok((mut state, _)) = self.read_snapshot(g, false) {
+                if state.vectors.unread().is_some() {
+                    state.vectors = Vectors::default();
+                }
                 recovery
                     .notices
                     .push(format!("salvage: starting from {}", snap_name(g)));
@@ -320,46 +343,135 @@ impl<B: Backend> Log<B> {
     }
 
     /// A snapshot's state, and the bytes of its indexes frame if it has one.
-    fn read_snapshot(&self, generation: u64) -> Result<(State, Option<Vec<u8>>)> {
+    /// Read frame by frame; with `lazy`, a large vectors frame is left
+    /// unread (its head read, its place noted) until a call needs the rows
+    /// ([`Log::read_vectors`]), and its checksum is checked then.
+    fn read_snapshot(&self, generation: u64, lazy: bool) -> Result<(State, Option<Vec<u8>>)> {
         let name = snap_name(generation);
-        let bytes = self.backend.read_all(&name)?;
-        let found = frame::parse_header(SNAP_MAGIC, &bytes)
-            .map_err(|e| Error::Corrupt(format!("{name}: {e}")))?;
-        if found != generation {
-            return Err(Error::Corrupt(format!("{name} claims generation {found}")));
-        }
-        let bad = || Error::Corrupt(format!("{name} fails its checksum"));
-        let Next::Frame(payload, after) = frame::next(&bytes, HEADER_LEN as usize) else {
-            return Err(bad());
-        };
         let named = |e: Error| match e {
             Error::Corrupt(m) => Error::Corrupt(format!("{name}: {m}")),
             other => other,
         };
-        let mut state: State = decode(payload, "snapshot").map_err(named)?;
+        let file_len = self
+            .backend
+            .len(&name)?
+            .ok_or_else(|| Error::Corrupt(format!("{name} is missing")))?;
+        let mut header = [0; HEADER_LEN as usize];
+        let got = self.backend.read_full_at(&name, 0, &mut header)?;
+        let found = frame::parse_header(SNAP_MAGIC, &header[..got]).map_err(named)?;
+        if found != generation {
+            return Err(Error::Corrupt(format!("{name} claims generation {found}")));
+        }
+        let bad = || Error::Corrupt(format!("{name} fails its checksum"));
+        let mut at = HEADER_LEN;
+        let Some((len, crc)) = self.frame_head(&name, at, file_len)? else {
+            return Err(bad());
+        };
+        let payload = self.frame_payload(&name, at, len, crc).ok_or_else(bad)??;
+        let mut state: State = decode(&payload, "snapshot").map_err(named)?;
+        drop(payload);
+        at += FRAME_OVERHEAD as u64 + u64::from(len);
         // Version 2 added the vectors frame, version 3 the supplied triples,
         // version 4 the indexes.
-        let mut at = after;
         let mut derived = None;
         for part in ["vectors", "supplied triples", "indexes"] {
-            match frame::next(&bytes, at) {
-                Next::Frame(payload, next) => {
-                    match part {
-                        "vectors" => {
-                            state.vectors = decode(payload, "snapshot vectors").map_err(named)?
-                        }
-                        "supplied triples" => {
-                            state.supplied = decode(payload, "snapshot triples").map_err(named)?
-                        }
-                        _ => derived = Some(payload.to_vec()),
-                    }
-                    at = next;
+            if at == file_len {
+                break;
+            }
+            let Some((len, crc)) = self.frame_head(&name, at, file_len)? else {
+                return Err(bad());
+            };
+            let offset = at + FRAME_OVERHEAD as u64;
+            at = offset + u64::from(len);
+            if part == "vectors" && lazy && u64::from(len) >= LAZY_VECTORS_FROM {
+                let mut prefix = vec![0; 1024.min(len as usize)];
+                self.backend.read_full_at(&name, offset, &mut prefix)?;
+                if let Some((model, dim, rows)) = Vectors::head(&prefix)
+                    && rows > 0
+                {
+                    let unread = Unread::new(name.clone(), offset, len, crc);
+                    state.vectors = Vectors::unread_from(model, dim, unread);
+                    continue;
                 }
-                Next::End => break,
-                Next::Bad => return Err(bad()),
+            }
+            let payload = self.frame_payload(&name, offset - FRAME_OVERHEAD as u64, len, crc);
+            if part == "vectors" && self.salvage && !matches!(payload, Some(Ok(_))) {
+                // Left unread: `load` drops them and says so.
+                let unread = Unread::new(name.clone(), offset, len, crc);
+                state.vectors = Vectors::unread_from(String::new(), 0, unread);
+                continue;
+            }
+            let payload = payload.ok_or_else(bad)??;
+            match part {
+                "vectors" => match Vectors::from_bytes(payload.into()) {
+                    Ok(vectors) => state.vectors = vectors,
+                    Err(_) if self.salvage => {
+                        let unread = Unread::new(name.clone(), offset, len, crc);
+                        state.vectors = Vectors::unread_from(String::new(), 0, unread);
+                    }
+                    Err(e) => {
+                        return Err(Error::Corrupt(format!(
+                            "{name}: snapshot vectors do not decode: {e}"
+                        )));
+                    }
+                },
+                "supplied triples" => {
+                    state.supplied = decode(&payload, "snapshot triples").map_err(named)?
+                }
+                _ => derived = Some(payload),
             }
         }
         Ok((state, derived))
+    }
+
+    /// The length and checksum of the frame at `at`, if it fits in the file.
+    fn frame_head(&self, name: &str, at: u64, file_len: u64) -> Result<Option<(u32, u32)>> {
+        let mut head = [0; FRAME_OVERHEAD];
+        if self.backend.read_full_at(name, at, &mut head)? < FRAME_OVERHEAD {
+            return Ok(None);
+        }
+        let (len, crc) = frame::parse_head(&head);
+        let fits = len <= MAX_FRAME && at + FRAME_OVERHEAD as u64 + u64::from(len) <= file_len;
+        Ok(fits.then_some((len, crc)))
+    }
+
+    /// The payload of the frame at `at`; `None` if its checksum fails.
+    fn frame_payload(&self, name: &str, at: u64, len: u32, crc: u32) -> Option<Result<Vec<u8>>> {
+        let mut payload = vec![0; len as usize];
+        match self
+            .backend
+            .read_full_at(name, at + FRAME_OVERHEAD as u64, &mut payload)
+        {
+            Err(e) => Some(Err(e.into())),
+            Ok(n) if n < payload.len() => None,
+            Ok(_) => (crc32fast::hash(&payload) == crc).then_some(Ok(payload)),
+        }
+    }
+
+    /// Reads the snapshot rows `vectors` left unread (checked against their
+    /// checksum) under what the log changed since. Calls run under the
+    /// store lock after catching up, so the snapshot is the live one.
+    pub fn read_vectors(&self, vectors: &mut Vectors) -> Result<()> {
+        let Some(unread) = vectors.unread() else {
+            return Ok(());
+        };
+        let name = unread.file.clone();
+        let at = unread.offset - FRAME_OVERHEAD as u64;
+        let bad = || {
+            Error::Corrupt(format!(
+                "{name}: its vectors frame fails its checksum. {SALVAGE_HINT}."
+            ))
+        };
+        let payload = self
+            .frame_payload(&name, at, unread.len, unread.crc)
+            .ok_or_else(bad)??;
+        let snapshot = Vectors::from_bytes(payload.into()).map_err(|e| {
+            Error::Corrupt(format!(
+                "{name}: snapshot vectors do not decode: {e}. {SALVAGE_HINT}."
+            ))
+        })?;
+        vectors.read_in(snapshot);
+        Ok(())
     }
 
     /// Applies the log from `log_end` on, noting the atoms it touched. A torn
@@ -479,7 +591,7 @@ impl<B: Backend> Log<B> {
     /// Does the repairs recovery decided on: keeps what was not applied in
     /// `kept-*` files, rewrites a missing log header, cuts the tail, writes a
     /// clean generation after a salvage, removes stale files.
-    fn tidy(&mut self, state: &State, recovery: &mut Recovery) -> Result<()> {
+    fn tidy(&mut self, state: &mut State, recovery: &mut Recovery) -> Result<()> {
         if !self.untidy.any() {
             return Ok(());
         }
@@ -567,7 +679,7 @@ impl<B: Backend> Log<B> {
     }
 
     /// Before any write: the repairs a read could not make.
-    fn tidy_for_write(&mut self, state: &State) -> Result<()> {
+    fn tidy_for_write(&mut self, state: &mut State) -> Result<()> {
         let mut recovery = Recovery::default();
         let done = self.tidy(state, &mut recovery);
         self.notices.append(&mut recovery.notices);
@@ -683,21 +795,30 @@ impl<B: Backend> Log<B> {
     /// without effect before the new snapshot's rename (the commit point);
     /// after it nothing fails: what is left undone is done by the next
     /// write or open, and said in a notice.
-    pub fn compact(&mut self, state: &State) -> Result<()> {
+    pub fn compact(&mut self, state: &mut State) -> Result<()> {
         self.compact_deriving(state, None)
     }
 
     /// [`Log::compact`], with the indexes frame to store.
-    pub fn compact_deriving(&mut self, state: &State, derived: Option<Vec<u8>>) -> Result<()> {
+    pub fn compact_deriving(&mut self, state: &mut State, derived: Option<Vec<u8>>) -> Result<()> {
         self.tidy_for_write(state)?;
         self.compact_now(state, derived)
     }
 
-    fn compact_now(&mut self, state: &State, derived: Option<Vec<u8>>) -> Result<()> {
+    fn compact_now(&mut self, state: &mut State, derived: Option<Vec<u8>>) -> Result<()> {
         let next = self.generation + 1;
         let mut bytes = frame::header(SNAP_MAGIC, next);
         bytes.extend(frame::frame(&encode(state)?));
-        bytes.extend(frame::frame(&encode(&state.vectors)?));
+        // Rows left unread are read now, and left unread again (in the new
+        // snapshot) once it is written.
+        let set_aside = state.vectors.unread().is_some();
+        self.read_vectors(&mut state.vectors)?;
+        let vectors = state.vectors.to_bytes().expect("the rows were just read")?;
+        let vectors_at = bytes.len() as u64 + FRAME_OVERHEAD as u64;
+        let vectors_crc = crc32fast::hash(&vectors);
+        let vectors_len = vectors.len() as u32;
+        bytes.extend(frame::frame(&vectors));
+        drop(vectors);
         bytes.extend(frame::frame(&encode(&state.supplied)?));
         if let Some(derived) = derived {
             bytes.extend(frame::frame(&derived));
@@ -713,6 +834,11 @@ impl<B: Backend> Log<B> {
             return Err(e.into());
         }
         // Committed. Generation `next` is live from here on.
+        drop(bytes);
+        if set_aside && u64::from(vectors_len) >= LAZY_VECTORS_FROM {
+            let unread = Unread::new(snap_name(next), vectors_at, vectors_len, vectors_crc);
+            state.vectors.set_aside(unread);
+        }
         self.compact_soon = false;
         let old = self.generation;
         self.generation = next;

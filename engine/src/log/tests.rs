@@ -212,7 +212,7 @@ fn a_whole_last_record_with_a_bad_checksum_is_refused() {
 #[test]
 fn a_missing_snapshot_is_refused_and_its_log_never_deleted() {
     let (mem, mut store, mut state) = with_three(u64::MAX);
-    store.compact(&state).unwrap();
+    store.compact(&mut state).unwrap();
     for n in 4..=5 {
         put(&mut store, &mut state, n).unwrap();
     }
@@ -355,7 +355,7 @@ fn short_reads_never_look_like_a_torn_tail() {
     assert_eq!(recovery.dropped_tail_bytes, 0);
     assert_eq!(reopened, state);
     // And through a snapshot too.
-    store.compact(&state).unwrap();
+    store.compact(&mut state).unwrap();
     let (_, reopened, _) = Log::open(mem, u64::MAX).unwrap();
     assert_eq!(reopened.atoms.len(), 301);
 }

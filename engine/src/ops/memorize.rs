@@ -131,7 +131,7 @@ impl<B: Backend> Memory<B> {
     }
 
     /// An active atom with the same scope, kind and normalised content.
-    pub(crate) fn duplicate_of(&self, atom: &Atom) -> Option<AtomId> {
+    pub(crate) fn duplicate_of(&mut self, atom: &Atom) -> Option<AtomId> {
         let key = dedup_key(&atom.scope, atom.kind, &atom.content);
         let wanted = normalize(&atom.content);
         self.indexes

@@ -261,7 +261,7 @@ impl<B: Backend> Memory<B> {
             .unwrap_or(DEFAULT_MAX_RESULTS)
             .clamp(1, MAX_RESULTS_CAP) as usize;
         if self.config.signals.semantic && !tokens(&semantic_text).is_empty() {
-            self.semantic_relevance(&semantic_text, req, limit, &mut relevance);
+            self.semantic_relevance(&semantic_text, req, limit, &mut relevance)?;
         }
         if tokens(&text).is_empty()
             && let Some(w) = &window
@@ -375,37 +375,38 @@ impl<B: Backend> Memory<B> {
         req: &RecallRequest,
         limit: usize,
         out: &mut HashMap<AtomId, Relevance>,
-    ) {
-        if self.state.vectors.rows.is_empty() || !self.has_model() {
-            return;
+    ) -> Result<()> {
+        if self.state.vectors.is_empty() || !self.has_model() {
+            return Ok(());
         }
         let stored_model = self.state.vectors.model.clone();
         if self
             .embedder()
             .is_none_or(|e| e.fingerprint() != stored_model)
         {
-            return;
+            return Ok(());
         }
+        self.read_vectors()?;
         self.indexes.ensure_vectors(&self.state);
         if self
             .indexes
             .vector(&req.scope.tenant_id)
             .is_none_or(|v| v.is_empty())
         {
-            return;
+            return Ok(());
         }
         let Some(embedder) = self.embedder() else {
-            return;
+            return Ok(());
         };
         let query = match embedder.embed(&[text], Role::Query) {
             Ok(mut v) => v.remove(0),
             Err(e) => {
                 eprintln!("hmg: query embedding failed ({e}); keyword-only recall");
-                return;
+                return Ok(());
             }
         };
         let Some(index) = self.indexes.vector(&req.scope.tenant_id) else {
-            return;
+            return Ok(());
         };
         let accept = |id: AtomId| {
             self.state
@@ -421,6 +422,7 @@ impl<B: Backend> Memory<B> {
         for (id, cosine) in hits {
             out.entry(id).or_default().semantic = semantic_signal(cosine, neutral);
         }
+        Ok(())
     }
 
     /// The current head of the chain an atom was superseded into, if recallable.

@@ -29,6 +29,10 @@ impl<B: Backend> Memory<B> {
     /// Counts of what `filter` covers.
     pub fn stats(&mut self, filter: &Filter) -> Result<Stats> {
         self.refresh()?;
+        if self.has_model() {
+            // Which atoms have a vector: the rows say.
+            self.read_vectors()?;
+        }
         let in_scope = |a: &crate::atom::Atom| filter.covers(&a.scope);
         let atoms: Vec<_> = self.state.atoms.values().filter(|a| in_scope(a)).collect();
         let edges = self
@@ -46,11 +50,11 @@ impl<B: Backend> Memory<B> {
             .filter(|a| self.indexes.is_keyword_indexed(a))
             .count() as u64;
         let placed = atoms.iter().filter(|a| !a.exposure.destroyed()).count() as u64;
-        let semantic = if self.has_model() {
-            let rows = &self.state.vectors.rows;
-            atoms.iter().filter(|a| rows.contains_key(&a.id)).count() as u64
-        } else {
-            0
+        let semantic = match self.state.vectors.rows() {
+            Some(rows) if self.has_model() => {
+                atoms.iter().filter(|a| rows.contains_key(&a.id)).count() as u64
+            }
+            _ => 0,
         };
         Ok(Stats {
             atoms: atoms.len() as u64,

@@ -6,10 +6,10 @@ use std::sync::atomic::Ordering;
 
 use super::testing::Harness;
 use super::*;
-use crate::atom::{CorrectAction, GovernAction};
+use crate::atom::{AtomId, CorrectAction, GovernAction};
 use crate::embed::hashed::HashedEmbedder;
 use crate::log::backend::MemBackend;
-use crate::memory::Config;
+use crate::memory::{Config, Memory};
 use crate::scope::Filter;
 use crate::state::Vectors;
 
@@ -71,10 +71,10 @@ fn replace_embeds_the_new_version_and_quarantine_keeps_the_vector() {
         )
         .new_atom_id
         .unwrap();
-    let rows = &h.memory.state.vectors.rows;
+    let rows = &h.memory.state.vectors.rows().unwrap();
     assert!(rows.contains_key(&old) && rows.contains_key(&new));
     h.govern(new, GovernAction::Quarantine, None);
-    assert!(h.memory.state.vectors.rows.contains_key(&new));
+    assert!(h.memory.state.vectors.rows().unwrap().contains_key(&new));
     assert!(!h.recall_ids("PostgreSQL 17").contains(&new));
     h.govern(new, GovernAction::Restore, None);
     assert_eq!(h.recall_ids("PostgreSQL 17").first(), Some(&new));
@@ -87,10 +87,10 @@ fn destroyed_content_takes_its_vector_with_it() {
         let keep = h.id("the staging database resets every Sunday");
         let gone = h.id("customer Wang's phone is 0912-345-678");
         let vector = Vectors::encode(&embedder.vector("customer Wang's phone is 0912-345-678"));
-        assert_eq!(&*h.memory.state.vectors.rows[&gone], &vector[..]);
+        assert_eq!(&*h.memory.state.vectors.rows().unwrap()[&gone], &vector[..]);
         h.govern(gone, action, None);
-        assert!(!h.memory.state.vectors.rows.contains_key(&gone));
-        assert!(h.memory.state.vectors.rows.contains_key(&keep));
+        assert!(!h.memory.state.vectors.rows().unwrap().contains_key(&gone));
+        assert!(h.memory.state.vectors.rows().unwrap().contains_key(&keep));
         // Not in memory, not in any file.
         for (name, bytes) in h.backend.all_bytes() {
             assert!(
@@ -179,7 +179,7 @@ fn another_model_replaces_the_vectors_it_cannot_compare() {
     h.id("second memory about caching");
     let vectors = &h.memory.state.vectors;
     assert_eq!(
-        (vectors.model.as_str(), vectors.rows.len()),
+        (vectors.model.as_str(), vectors.rows().unwrap().len()),
         ("other-model", 1)
     );
     assert_eq!(h.recall("caching").len(), 2);
@@ -203,7 +203,7 @@ fn embeddings_made_ahead_are_used_by_the_write_and_touch_no_file() {
     assert_eq!(embedder.texts.load(Ordering::Relaxed), 2);
     assert_eq!(stats(&mut h).indexes.semantic, 2);
     // Made ahead or not, the stored vector is the same.
-    let stored = h.memory.state.vectors.rows[&a].clone();
+    let stored = h.memory.state.vectors.rows().unwrap()[&a].clone();
     assert_eq!(
         &*stored,
         &Vectors::encode(&embedder.clone().vector("deploy with blue green on ECS"))[..]
@@ -249,11 +249,147 @@ fn embeddings_handed_from_another_instance_are_used_by_the_write() {
     let id = writer.id("rotate the staging keys on Mondays");
     assert_eq!(writer_model.texts.load(Ordering::Relaxed), 0);
     assert_eq!(
-        &*writer.memory.state.vectors.rows[&id],
+        &*writer.memory.state.vectors.rows().unwrap()[&id],
         &Vectors::encode(
             &helper_model
                 .clone()
                 .vector("rotate the staging keys on Mondays")
         )[..]
     );
+}
+
+/// Whether any file of the store holds the stored form of `text`'s vector.
+fn vector_on_disk(h: &Harness, embedder: &HashedEmbedder, text: &str) -> bool {
+    let vector = Vectors::encode(&embedder.vector(text));
+    h.backend
+        .all_bytes()
+        .iter()
+        .any(|(_, bytes)| bytes.windows(vector.len()).any(|w| w == vector.as_slice()))
+}
+
+#[test]
+fn a_reopened_store_reads_its_vectors_only_when_a_call_needs_them() {
+    let (mut h, embedder) = with_vectors();
+    let texts = [
+        "deploy with blue green on ECS",
+        "customer Wang's phone is 0912-345-678",
+        "cache keys carry the tenant prefix",
+    ];
+    let ids: Vec<AtomId> = texts.iter().map(|t| h.id(t)).collect();
+    h.memory.compact().unwrap();
+    let fresh = HashedEmbedder::new(64);
+    h.reopen(Some(fresh.clone()));
+    assert!(h.memory.state.vectors.unread().is_some());
+    assert_eq!(h.memory.state.vectors.model, "hashed-64");
+
+    // New content and history need no stored row: still unread.
+    let added = h.id("the staging database resets every Sunday");
+    h.history(ids[0]);
+    assert!(h.memory.state.vectors.unread().is_some());
+
+    // Erasing reads the rows to write the snapshot without the erased one,
+    // then leaves the new snapshot's rows unread again.
+    h.govern(ids[1], GovernAction::Tombstone, None);
+    let unread = h.memory.state.vectors.unread().expect("set aside again");
+    assert!(
+        unread
+            .file
+            .ends_with(&format!("{:016x}.hmg", h.memory.log.generation()))
+    );
+    assert!(!vector_on_disk(&h, &embedder, texts[1]));
+    assert!(vector_on_disk(&h, &embedder, texts[0]));
+
+    // A semantic recall reads them: the snapshot's rows under the log's.
+    assert_eq!(
+        h.recall_ids("blue green deploy on ECS").first(),
+        Some(&ids[0])
+    );
+    let rows = h.memory.state.vectors.rows().expect("read by recall");
+    let mut have: Vec<AtomId> = rows.keys().copied().collect();
+    let mut want = vec![ids[0], ids[2], added];
+    have.sort();
+    want.sort();
+    assert_eq!(have, want);
+    assert_eq!(
+        fresh.texts.load(Ordering::Relaxed),
+        2,
+        "one passage, one query"
+    );
+
+    h.reopen(Some(HashedEmbedder::new(64)));
+    assert_eq!(stats(&mut h).indexes.semantic, 3);
+}
+
+#[test]
+fn a_damaged_vectors_frame_is_refused_when_read_naming_the_file() {
+    let (mut h, _) = with_vectors();
+    let a = h.id("deploy with blue green on ECS");
+    h.id("cache keys carry the tenant prefix");
+    h.memory.compact().unwrap();
+    h.reopen(Some(HashedEmbedder::new(64)));
+    let unread = h.memory.state.vectors.unread().unwrap().clone();
+    h.backend.corrupt(
+        &unread.file,
+        (unread.offset + u64::from(unread.len) / 2) as usize,
+    );
+    h.reopen(Some(HashedEmbedder::new(64)));
+    // What does not need the rows works.
+    assert!(h.history(a).current.is_some());
+    // What does is refused, naming the file, and nothing is changed.
+    let before = h.backend.all_bytes();
+    let err = h
+        .memory
+        .recall(&RecallRequest {
+            query: "blue green deploy".into(),
+            scope: h.scope.clone(),
+            ..Default::default()
+        })
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains(&unread.file) && err.contains("checksum") && err.contains("repair"),
+        "{err}"
+    );
+    assert!(h.memory.stats(&Filter::WholeStore).is_err());
+    assert_eq!(h.backend.all_bytes(), before);
+}
+
+#[test]
+fn salvage_keeps_the_atoms_of_a_snapshot_whose_vectors_are_damaged() {
+    let (mut h, _) = with_vectors();
+    let a = h.id("deploy with blue green on ECS");
+    let b = h.id("cache keys carry the tenant prefix");
+    h.memory.compact().unwrap();
+    h.reopen(Some(HashedEmbedder::new(64)));
+    let unread = h.memory.state.vectors.unread().unwrap().clone();
+    h.backend.corrupt(
+        &unread.file,
+        (unread.offset + u64::from(unread.len) / 2) as usize,
+    );
+    let config = Config {
+        salvage: true,
+        ..h.memory.config.clone()
+    };
+    h.memory = Memory::open(
+        h.backend.clone(),
+        config,
+        Box::new(crate::memory::SystemEnv),
+    )
+    .unwrap();
+    let notices = h.memory.take_notices().join("\n");
+    assert!(
+        notices.contains("vectors") && notices.contains("kept"),
+        "{notices}"
+    );
+    assert!(h.memory.state.atom(a).is_some() && h.memory.state.atom(b).is_some());
+    assert!(h.memory.state.vectors.is_empty());
+    // The damaged snapshot is kept aside whole; the store opens plainly.
+    assert!(
+        h.backend
+            .all_bytes()
+            .iter()
+            .any(|(n, _)| n.starts_with("kept-snap-"))
+    );
+    h.reopen(Some(HashedEmbedder::new(64)));
+    assert_eq!(h.recall_ids("blue green deploy").first(), Some(&a));
 }
