@@ -472,7 +472,16 @@ static OWN: LazyLock<Vec<OwnRule>> = LazyLock::new(|| {
         rule(
             "config-secret",
             &format!(
-                r#"(?m)(?:^|[^A-Za-z0-9_.-])(?:export\s+)?['"]?{CREDENTIAL_KEY}['"]?\s*(?:=>|==|:=|=|:|：)\s*(?P<secret>"[^"\n]+"|'[^'\n]+'|[^\s'",;，；。]+)"#
+                r#"(?m)(?:^|[^A-Za-z0-9_.-])(?:export\s+)?['"]?{CREDENTIAL_KEY}['"]?\s*(?:=>|:=|=|:|：)\s*(?P<secret>"[^"\n]+"|'[^'\n]+'|[^\s'",;，；。:][^\s'",;，；。]*)"#
+            ),
+            looks_like_credential,
+        ),
+        // Code comparing a credential with a literal: `password == "…"`
+        // (compared with a name, `token.kind == Kind::X`, it is no secret).
+        rule(
+            "config-secret",
+            &format!(
+                r#"(?:^|[^A-Za-z0-9_.-]){CREDENTIAL_KEY}\s*(?:==|===)\s*(?P<secret>"[^"\n]+"|'[^'\n]+')"#
             ),
             looks_like_credential,
         ),
@@ -671,7 +680,8 @@ fn is_word_path(segment: &str) -> bool {
 }
 
 /// Keys and names published by design: Stripe publishable keys, SSH
-/// public keys, IPFS content ids (CIDv1, base32), Tor onion addresses.
+/// public keys, age recipients (`age1` + bech32), IPFS content ids (CIDv1,
+/// base32), Tor onion addresses.
 pub fn is_public(value: &str) -> bool {
     [
         "pk_live_",
@@ -685,7 +695,13 @@ pub fn is_public(value: &str) -> bool {
     .iter()
     .any(|p| value.starts_with(p))
         || value.ends_with(".onion")
+        || value
+            .strip_prefix("age1")
+            .is_some_and(|rest| rest.len() == 58 && rest.bytes().all(|b| BECH32.contains(&b)))
 }
+
+/// The bech32 data characters.
+const BECH32: &[u8] = b"qpzry9x8gf2tvdw0s3jn54khce6mua7l";
 
 fn own_findings(text: &str, out: &mut Vec<Finding>) {
     for rule in OWN.iter() {

@@ -168,6 +168,21 @@ fn random_looking_names_are_not_secrets() {
     }
 }
 
+/// A credential compared with a literal is hard-coded; compared with a
+/// name it is code. An age recipient is a public key.
+#[test]
+fn comparisons_and_public_recipients() {
+    hides(
+        r#"if username == "admin" and password == "123P4ssW0rd@@":"#,
+        "123P4ssW0rd@@",
+    );
+    untouched("if token.kind == TokenKind::Ident { parser.bump(); }");
+    untouched("match secret_kind { SecretKind::Password => 1, _ => 0 }");
+    untouched(
+        "age -r age1ql3z7hjy54pw3hyww5ayyfg7zqgvc7w3j2elw8zmrj2kg5sfn9aqmcac8p -o out.age in.txt",
+    );
+}
+
 #[test]
 fn personal_data_by_policy() {
     // A Visa test number (Luhn-valid), a Taiwan ID and a mainland ID with
