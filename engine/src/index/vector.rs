@@ -258,6 +258,23 @@ impl VectorIndex {
         rows: impl IntoIterator<Item = (AtomId, Row, bool)>,
     ) -> VectorIndex {
         let mut index = VectorIndex::new(dim);
+        let rows = rows.into_iter();
+        // Sized once: grown by doubling, the codes alone (38 MB at 100k
+        // rows) would briefly be held twice.
+        let n = rows.size_hint().0;
+        index.ids.reserve_exact(n);
+        index.slot.reserve(n);
+        index.codes.reserve_exact(n * dim);
+        for per_row in [
+            &mut index.scales,
+            &mut index.norms,
+            &mut index.residuals,
+            &mut index.squares,
+        ] {
+            per_row.reserve_exact(n);
+        }
+        index.exact.reserve_exact(n);
+        index.buckets.reserve_exact(n);
         let mut v = vec![0f32; dim];
         for (id, stored, cjk) in rows {
             if stored.len() != dim * 2 || index.slot.contains_key(&id) {
