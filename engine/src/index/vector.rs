@@ -259,10 +259,13 @@ impl VectorIndex {
     ) -> VectorIndex {
         let mut index = VectorIndex::new(dim);
         let rows = rows.into_iter();
-        // Sized once: grown by doubling, the codes alone (38 MB at 100k
-        // rows) would briefly be held twice.
+        // Sized once, with room for the writes that follow (an eighth
+        // more): grown by doubling, the codes alone (38 MB at 100k rows)
+        // would be copied into twice their size, and an exact fit would be
+        // at the first insert.
         let n = rows.size_hint().0;
-        index.ids.reserve_exact(n);
+        let n = n + n / 8 + 1024;
+        index.ids.reserve(n);
         index.slot.reserve(n);
         index.codes.reserve_exact(n * dim);
         for per_row in [
