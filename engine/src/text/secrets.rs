@@ -347,7 +347,10 @@ fn catalogue_findings(text: &str, out: &mut Vec<Finding>) {
             continue;
         };
         let allows = c.allow[i].get_or_init(|| compile_allows(rule));
-        for caps in regex.captures_iter(bytes) {
+        let mut at = 0;
+        while at <= bytes.len()
+            && let Some(caps) = regex.captures_at(bytes, at)
+        {
             let whole = caps.get(0).expect("group 0");
             let secret = if caps.len() > 1 {
                 if rule.secret_group > 0 {
@@ -359,6 +362,7 @@ fn catalogue_findings(text: &str, out: &mut Vec<Finding>) {
                 None
             }
             .unwrap_or(whole);
+            at = resume_at(whole.start(), secret.end(), |i| i);
             let value = secret.as_bytes();
             if value.is_empty() || (rule.entropy > 0.0 && entropy(value) <= rule.entropy) {
                 continue;
@@ -703,9 +707,30 @@ pub fn is_public(value: &str) -> bool {
 /// The bech32 data characters.
 const BECH32: &[u8] = b"qpzry9x8gf2tvdw0s3jn54khce6mua7l";
 
+/// Where the next search starts: after the secret, not after the whole
+/// match — rules consume the separator after a secret, which may be the one
+/// before the next (`KEY1 KEY2` found only once, and the second found by a
+/// second pass once the first is a marker: fuzzing found it). Always past
+/// the match's start; `boundary` moves an index to a character boundary.
+fn resume_at(start: usize, secret_end: usize, boundary: impl Fn(usize) -> usize) -> usize {
+    boundary(secret_end.max(start + 1))
+}
+
 fn own_findings(text: &str, out: &mut Vec<Finding>) {
+    let boundary = |mut i: usize| {
+        while i < text.len() && !text.is_char_boundary(i) {
+            i += 1;
+        }
+        i
+    };
     for rule in OWN.iter() {
-        for caps in rule.regex.captures_iter(text) {
+        let mut at = 0;
+        while at <= text.len()
+            && let Some(caps) = rule.regex.captures_at(text, at)
+        {
+            let whole = caps.get(0).expect("group 0");
+            let end = caps.name("secret").map_or(whole.end(), |m| m.end());
+            at = resume_at(whole.start(), end, boundary);
             let Some(secret) = caps.name("secret") else {
                 continue;
             };
@@ -720,7 +745,6 @@ fn own_findings(text: &str, out: &mut Vec<Finding>) {
             // Keep the quotes: only what is between them is the secret.
             let offset = raw.find(value).unwrap_or(0);
             let start = secret.start() + offset;
-            let whole = caps.get(0).expect("group 0");
             out.push(Finding {
                 start,
                 end: start + value.len(),

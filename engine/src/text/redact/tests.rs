@@ -183,6 +183,16 @@ fn comparisons_and_public_recipients() {
     );
 }
 
+/// Two secrets with one separator between them are both found in one pass
+/// (a rule consumes the separator after the first).
+#[test]
+fn secrets_side_by_side_in_one_pass() {
+    let text = "keys AP1445056cBac AP1445056cBacbdA6cBan done";
+    let once = redacted(text);
+    assert!(!once.contains("AP1445056"), "{once}");
+    assert_eq!(redacted(&once), once);
+}
+
 #[test]
 fn personal_data_by_policy() {
     // A Visa test number (Luhn-valid), a Taiwan ID and a mainland ID with
