@@ -49,12 +49,22 @@ pub const DEPTH_FLOOR: usize = 4_000;
 
 /// The sign sketch of `v − mean` (of `v` if `mean` is empty) into `out`.
 fn sketch(v: &[f32], mean: &[f32], out: &mut [u64]) {
-    out.fill(0);
-    for (i, x) in v.iter().enumerate() {
-        let m = mean.get(i).copied().unwrap_or(0.0);
-        if *x > m {
-            out[i / 64] |= 1 << (i % 64);
-        }
+    // 64 comparisons per word, without a branch or a bounds check each
+    // (building the index computes this for every row).
+    for (w, (chunk, word)) in v.chunks(64).zip(out.iter_mut()).enumerate() {
+        let m = mean.get(w * 64..w * 64 + chunk.len()).unwrap_or(&[]);
+        *word = if m.is_empty() {
+            chunk
+                .iter()
+                .enumerate()
+                .fold(0, |acc, (i, x)| acc | (u64::from(*x > 0.0) << i))
+        } else {
+            chunk
+                .iter()
+                .zip(m)
+                .enumerate()
+                .fold(0, |acc, (i, (x, m))| acc | (u64::from(x > m) << i))
+        };
     }
 }
 
