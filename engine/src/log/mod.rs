@@ -395,8 +395,9 @@ impl<B: Backend> Log<B> {
                 }
             }
             let payload = self.frame_payload(&name, offset - FRAME_OVERHEAD as u64, len, crc);
-            if part == "vectors" && self.salvage && !matches!(payload, Some(Ok(_))) {
-                // Left unread: `load` drops them and says so.
+            if part == "vectors" && self.salvage && payload.is_none() {
+                // Damaged (an I/O error is no damage: it goes up). Left
+                // unread: `load` drops them and says so.
                 let unread = Unread::new(name.clone(), offset, len, crc);
                 state.vectors = Vectors::unread_from(String::new(), 0, unread);
                 continue;
