@@ -191,16 +191,19 @@ impl Vectors {
         self.unread.is_none() && self.rows.is_empty()
     }
 
-    /// The stored form, for a snapshot (`None` while rows are unread).
-    pub fn to_bytes(&self) -> Option<Result<Vec<u8>>> {
-        self.unread.is_none().then(|| {
-            postcard::to_stdvec(&StoredRef {
-                model: &self.model,
-                dim: self.dim,
-                rows: &self.rows,
-            })
-            .map_err(|e| Error::Internal(format!("cannot encode vectors: {e}")))
+    /// The stored form, for a snapshot (the rows must have been read).
+    pub fn to_bytes(&self) -> Result<Vec<u8>> {
+        if self.unread.is_some() {
+            return Err(Error::Internal(
+                "vectors encoded before their rows were read".into(),
+            ));
+        }
+        postcard::to_stdvec(&StoredRef {
+            model: &self.model,
+            dim: self.dim,
+            rows: &self.rows,
         })
+        .map_err(|e| Error::Internal(format!("cannot encode vectors: {e}")))
     }
 
     /// Every row of a stored frame, the rows slices of `payload`.
@@ -402,7 +405,7 @@ mod tests {
         })
         .unwrap();
         let read = Vectors::from_bytes(Row::from(before.clone())).unwrap();
-        assert_eq!(read.to_bytes().unwrap().unwrap(), before);
+        assert_eq!(read.to_bytes().unwrap(), before);
         assert_eq!(Vectors::head(&before[..8]), Some(("m".into(), 2, 2)));
         let got: BTreeMap<AtomId, Vec<u8>> = read
             .rows()

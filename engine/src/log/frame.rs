@@ -82,8 +82,7 @@ pub fn next(bytes: &[u8], at: usize) -> Next<'_> {
     if rest.len() < FRAME_OVERHEAD {
         return Next::Bad;
     }
-    let len = u32::from_le_bytes(rest[..4].try_into().expect("4 bytes"));
-    let crc = u32::from_le_bytes(rest[4..8].try_into().expect("4 bytes"));
+    let (len, crc) = parse_head(rest[..FRAME_OVERHEAD].try_into().expect("8 bytes"));
     let end = FRAME_OVERHEAD + len as usize;
     if len > MAX_FRAME || rest.len() < end {
         return Next::Bad;

@@ -814,12 +814,12 @@ impl<B: Backend> Log<B> {
         // snapshot) once it is written.
         let set_aside = state.vectors.unread().is_some();
         self.read_vectors(&mut state.vectors)?;
-        let vectors = state.vectors.to_bytes().expect("the rows were just read")?;
-        let vectors_at = bytes.len() as u64 + FRAME_OVERHEAD as u64;
-        let vectors_crc = crc32fast::hash(&vectors);
-        let vectors_len = vectors.len() as u32;
-        bytes.extend(frame::frame(&vectors));
-        drop(vectors);
+        let framed_at = bytes.len();
+        bytes.extend(frame::frame(&state.vectors.to_bytes()?));
+        // Where the new snapshot's rows are, from the head just written.
+        let head = bytes[framed_at..framed_at + FRAME_OVERHEAD].try_into();
+        let (vectors_len, vectors_crc) = frame::parse_head(head.expect("8 bytes"));
+        let vectors_at = (framed_at + FRAME_OVERHEAD) as u64;
         bytes.extend(frame::frame(&encode(&state.supplied)?));
         if let Some(derived) = derived {
             bytes.extend(frame::frame(&derived));

@@ -11,7 +11,7 @@ use crate::embed::hashed::HashedEmbedder;
 use crate::log::backend::MemBackend;
 use crate::memory::{Config, Memory};
 use crate::scope::Filter;
-use crate::state::Vectors;
+use crate::state::{Unread, Vectors};
 
 fn with_vectors() -> (Harness, HashedEmbedder) {
     let mut h = Harness::new();
@@ -320,18 +320,23 @@ fn a_reopened_store_reads_its_vectors_only_when_a_call_needs_them() {
     assert_eq!(stats(&mut h).indexes.semantic, 3);
 }
 
-#[test]
-fn a_damaged_vectors_frame_is_refused_when_read_naming_the_file() {
+/// Two atoms compacted into a snapshot whose vectors (left unread at the
+/// reopen) then have a byte flipped; what they were read from.
+fn with_damaged_vectors() -> (Harness, AtomId, AtomId, Unread) {
     let (mut h, _) = with_vectors();
     let a = h.id("deploy with blue green on ECS");
-    h.id("cache keys carry the tenant prefix");
+    let b = h.id("cache keys carry the tenant prefix");
     h.memory.compact().unwrap();
     h.reopen(Some(HashedEmbedder::new(64)));
     let unread = h.memory.state.vectors.unread().unwrap().clone();
-    h.backend.corrupt(
-        &unread.file,
-        (unread.offset + u64::from(unread.len) / 2) as usize,
-    );
+    let middle = unread.offset + u64::from(unread.len) / 2;
+    h.backend.corrupt(&unread.file, middle as usize);
+    (h, a, b, unread)
+}
+
+#[test]
+fn a_damaged_vectors_frame_is_refused_when_read_naming_the_file() {
+    let (mut h, a, _, unread) = with_damaged_vectors();
     h.reopen(Some(HashedEmbedder::new(64)));
     // What does not need the rows works.
     assert!(h.history(a).current.is_some());
@@ -356,16 +361,7 @@ fn a_damaged_vectors_frame_is_refused_when_read_naming_the_file() {
 
 #[test]
 fn salvage_keeps_the_atoms_of_a_snapshot_whose_vectors_are_damaged() {
-    let (mut h, _) = with_vectors();
-    let a = h.id("deploy with blue green on ECS");
-    let b = h.id("cache keys carry the tenant prefix");
-    h.memory.compact().unwrap();
-    h.reopen(Some(HashedEmbedder::new(64)));
-    let unread = h.memory.state.vectors.unread().unwrap().clone();
-    h.backend.corrupt(
-        &unread.file,
-        (unread.offset + u64::from(unread.len) / 2) as usize,
-    );
+    let (mut h, a, b, _) = with_damaged_vectors();
     let config = Config {
         salvage: true,
         ..h.memory.config.clone()

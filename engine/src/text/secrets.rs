@@ -362,7 +362,7 @@ fn catalogue_findings(text: &str, out: &mut Vec<Finding>) {
                 None
             }
             .unwrap_or(whole);
-            at = resume_at(whole.start(), secret.end(), |i| i);
+            at = resume_at(whole.start(), secret.end());
             let value = secret.as_bytes();
             if value.is_empty() || (rule.entropy > 0.0 && entropy(value) <= rule.entropy) {
                 continue;
@@ -714,18 +714,12 @@ const BECH32: &[u8] = b"qpzry9x8gf2tvdw0s3jn54khce6mua7l";
 /// match — rules consume the separator after a secret, which may be the one
 /// before the next (`KEY1 KEY2` found only once, and the second found by a
 /// second pass once the first is a marker: fuzzing found it). Always past
-/// the match's start; `boundary` moves an index to a character boundary.
-fn resume_at(start: usize, secret_end: usize, boundary: impl Fn(usize) -> usize) -> usize {
-    boundary(secret_end.max(start + 1))
+/// the match's start.
+fn resume_at(start: usize, secret_end: usize) -> usize {
+    secret_end.max(start + 1)
 }
 
 fn own_findings(text: &str, out: &mut Vec<Finding>) {
-    let boundary = |mut i: usize| {
-        while i < text.len() && !text.is_char_boundary(i) {
-            i += 1;
-        }
-        i
-    };
     for rule in OWN.iter() {
         let mut at = 0;
         while at <= text.len()
@@ -733,7 +727,7 @@ fn own_findings(text: &str, out: &mut Vec<Finding>) {
         {
             let whole = caps.get(0).expect("group 0");
             let end = caps.name("secret").map_or(whole.end(), |m| m.end());
-            at = resume_at(whole.start(), end, boundary);
+            at = text.ceil_char_boundary(resume_at(whole.start(), end));
             let Some(secret) = caps.name("secret") else {
                 continue;
             };
