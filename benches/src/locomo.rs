@@ -2,7 +2,8 @@
 //!
 //! One store per conversation, one memory per dialogue turn
 //! (`"<speaker>: <text>"` plus ` [image: <caption>]`), memorized in order
-//! (the clock advances one minute per turn); each question is a recall query;
+//! (one fixed clock: every turn has the same time); each question is a
+//! recall query;
 //! a question counts for recall_any@k when one evidence turn is in the top k,
 //! for recall_all@k when all are. Questions whose evidence does not resolve
 //! to a turn are skipped.
@@ -17,7 +18,8 @@
 //!
 //!     cargo run --release -p hmg-benches --bin locomo -- [path/to/locomo-dev.json]
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::io::Write;
 
 use engine::embed::{Embedder, Role, dot};
 use engine::ops::{MemorizeRequest, RecallRequest};
@@ -26,6 +28,10 @@ use hmg_benches::SharedEmbedder;
 use hmg_benches::locomo::{Turn, load};
 
 const KS: [usize; 2] = [5, 10];
+/// The first three conversations of the file (conv-26, conv-30, conv-41)
+/// are the half ranking changes are tuned on; the other two (conv-42,
+/// conv-43) are held out. Fixed before the reply signal was tuned.
+const TUNING_CONVERSATIONS: usize = 3;
 
 /// A retrieval system over one conversation.
 trait System {
@@ -256,10 +262,19 @@ fn main() {
         .flat_map(|(_, _, q)| q.iter().map(|q| q.text.as_str()))
         .collect();
     embedder.warm(&turns_text, &questions_text);
-    // system → category → tally
-    let mut tallies: BTreeMap<&str, BTreeMap<u64, Tally>> = BTreeMap::new();
+    // `HMG_LOCOMO_DUMP=FILE`: one JSON line per question with every system's
+    // top 10, for looking at misses.
+    let mut dump = std::env::var_os("HMG_LOCOMO_DUMP")
+        .map(|p| std::io::BufWriter::new(std::fs::File::create(p).expect("dump file")));
+    // system → (half, category) → tally
+    let mut tallies: BTreeMap<&str, BTreeMap<(char, u64), Tally>> = BTreeMap::new();
     let mut skipped = 0;
-    for (sample, turns, questions) in &data {
+    for (position, (sample, turns, questions)) in data.iter().enumerate() {
+        let half = if position < TUNING_CONVERSATIONS {
+            'A'
+        } else {
+            'B'
+        };
         let known: HashSet<&str> = turns.iter().map(|t| t.id.as_str()).collect();
         let mut runners: Vec<(&str, Box<dyn System>)> = vec![
             ("bm25", Box::new(Bm25::new(turns))),
@@ -315,12 +330,14 @@ fn main() {
                 skipped += 1;
                 continue;
             }
+            let mut tops = serde_json::Map::new();
             for (name, system) in &mut runners {
                 let top = system.top(&q.text, 10);
+                tops.insert((*name).into(), top.clone().into());
                 let t = tallies
                     .entry(name)
                     .or_default()
-                    .entry(q.category)
+                    .entry((half, q.category))
                     .or_default();
                 t.questions += 1;
                 for (slot, k) in KS.iter().enumerate() {
@@ -328,6 +345,13 @@ fn main() {
                     t.any[slot] += usize::from(evidence.iter().any(|e| got.contains(e)));
                     t.all[slot] += usize::from(evidence.iter().all(|e| got.contains(e)));
                 }
+            }
+            if let Some(out) = &mut dump {
+                let line = serde_json::json!({
+                    "sample": sample, "category": q.category, "question": q.text,
+                    "evidence": evidence, "top": tops,
+                });
+                writeln!(out, "{line}").expect("dump write");
             }
         }
         eprintln!(
@@ -345,23 +369,31 @@ fn main() {
     println!("| --- | --- | --- | --- | --- | --- | --- |");
     for name in systems {
         let per = &tallies[name];
-        let sum = |filter: &dyn Fn(u64) -> bool| {
-            per.iter()
-                .filter(|(c, _)| filter(**c))
-                .fold(Tally::default(), |mut acc, (_, t)| {
+        let sum = |filter: &dyn Fn(char, u64) -> bool| {
+            per.iter().filter(|((h, c), _)| filter(*h, *c)).fold(
+                Tally::default(),
+                |mut acc, (_, t)| {
                     acc.questions += t.questions;
                     for i in 0..2 {
                         acc.any[i] += t.any[i];
                         acc.all[i] += t.all[i];
                     }
                     acc
-                })
+                },
+            )
         };
         let mut rows: Vec<(String, Tally)> = vec![
-            ("all".into(), sum(&|_| true)),
-            ("without 5".into(), sum(&|c| c != 5)),
+            ("all".into(), sum(&|_, _| true)),
+            ("without 5".into(), sum(&|_, c| c != 5)),
+            ("half A (tuning)".into(), sum(&|h, _| h == 'A')),
+            ("half B (held out)".into(), sum(&|h, _| h == 'B')),
         ];
-        rows.extend(per.iter().map(|(c, t)| (format!("cat {c}"), *t)));
+        let categories: BTreeSet<u64> = per.keys().map(|(_, c)| *c).collect();
+        rows.extend(
+            categories
+                .into_iter()
+                .map(|c| (format!("cat {c}"), sum(&|_, x| x == c))),
+        );
         for (label, t) in rows {
             println!(
                 "| {name} | {label} | {} | {} | {} | {} | {} |",

@@ -20,7 +20,15 @@
 //!   memory names the entity as the query does, the keyword signal has it
 //!   already and the graph adds nothing (no double counting).
 //!
-//! `relevance = max(1 − (1 − keyword)(1 − semantic)(1 − 0.25·graph), chain)` and
+//! - `reply` — a memory that asks (its text holds a question mark) hands
+//!   0.9 × its relevance to the memory that answered it: the next memory of
+//!   the same scope, written within ten minutes after it. In a conversation
+//!   kept turn by turn the words of a question are often in the turn that
+//!   asks ("how was the trip to Paris?") and the answer in the one after
+//!   (an adjacency pair, Schegloff & Sacks 1973), so the reply ranks right
+//!   under the question that matched.
+//!
+//! `relevance = max(1 − (1 − keyword)(1 − semantic)(1 − 0.25·graph), chain, reply)` and
 //! `score = relevance · (0.70 + 0.15·temporal + 0.15·categorical)`;
 //! with a time window the weights are `0.55 / 0.30 / 0.15`. A query made only
 //! of time words ranks by the window alone. Hits below relevance 0.12 are noise
@@ -47,6 +55,12 @@ const MAX_QUERY_BYTES: usize = 4096;
 const MIN_RELEVANCE: f64 = 0.12;
 const CHAIN_DECAY: f64 = 0.6;
 const CHAIN_MIN_COVERAGE: f64 = 0.6;
+/// The share of a question's relevance its reply inherits.
+const REPLY_DECAY: f64 = 0.9;
+/// How long after a question its reply may be written.
+const REPLY_WITHIN_MS: i64 = 10 * 60 * 1000;
+/// Atoms of other scopes skipped, at most, looking for a question's reply.
+const REPLY_SCAN: usize = 32;
 
 #[derive(Clone, Debug, Default)]
 pub struct RecallRequest {
@@ -105,6 +119,8 @@ struct Relevance {
     translation: f64,
     semantic: f64,
     chain: f64,
+    /// Inherited from the question this memory answered.
+    reply: f64,
     bm25: f64,
     graph: f64,
 }
@@ -116,9 +132,14 @@ impl Relevance {
         1.0 - (1.0 - self.keyword) * (1.0 - self.semantic) * (1.0 - GRAPH_WEIGHT * self.graph)
     }
 
-    /// The direct evidence, or a chain inheritance when that is stronger.
+    /// The direct evidence, or an inheritance (chain, reply) when that is
+    /// stronger.
     fn value(&self) -> f64 {
-        self.direct().max(self.chain)
+        self.direct().max(self.inherited())
+    }
+
+    fn inherited(&self) -> f64 {
+        self.chain.max(self.reply)
     }
 }
 
@@ -295,6 +316,7 @@ impl<B: Backend> Memory<B> {
                 ));
             }
         }
+        self.replies(&mut relevance, req);
         let mut hits: Vec<(Recalled, f64)> = relevance
             .into_iter()
             .filter_map(|(id, rel)| {
@@ -425,6 +447,41 @@ impl<B: Backend> Memory<B> {
         Ok(())
     }
 
+    /// Gives each question among the candidates' reply its share of the
+    /// question's relevance.
+    fn replies(&self, relevance: &mut HashMap<AtomId, Relevance>, req: &RecallRequest) {
+        let inherited: Vec<(AtomId, f64)> = relevance
+            .iter()
+            .filter(|(_, rel)| rel.value() >= MIN_RELEVANCE)
+            .filter_map(|(&id, rel)| {
+                let question = self.state.atom(id)?;
+                asks(&question.content)
+                    .then(|| self.reply_to(question, req))
+                    .flatten()
+                    .map(|reply| (reply, REPLY_DECAY * rel.direct().max(rel.chain)))
+            })
+            .collect();
+        for (id, value) in inherited {
+            let rel = relevance.entry(id).or_default();
+            rel.reply = rel.reply.max(value);
+        }
+    }
+
+    /// The memory written next in the question's scope, if it came soon
+    /// after and this caller may see it.
+    fn reply_to(&self, question: &Atom, req: &RecallRequest) -> Option<AtomId> {
+        use std::ops::Bound::{Excluded, Unbounded};
+        let next = self
+            .state
+            .atoms
+            .range((Excluded(question.id), Unbounded))
+            .map(|(_, atom)| atom)
+            .take(REPLY_SCAN)
+            .find(|atom| atom.scope == question.scope)?;
+        (next.created_at.0 - question.created_at.0 <= REPLY_WITHIN_MS && self.recallable(next, req))
+            .then_some(next.id)
+    }
+
     /// The current head of the chain an atom was superseded into, if recallable.
     fn chain_head(&self, atom: &Atom) -> Option<AtomId> {
         let mut current = atom;
@@ -457,6 +514,11 @@ impl<B: Backend> Memory<B> {
             out.entry(atom.id).or_default().keyword = inside;
         }
     }
+}
+
+/// Whether a memory asks something: its text holds a question mark.
+fn asks(content: &str) -> bool {
+    content.contains(['?', '？'])
 }
 
 fn refusal(req: &RecallRequest) -> Option<String> {
@@ -492,12 +554,15 @@ fn fuse(
         (0.70, 0.15, 0.15)
     };
     // The relevance share is split between keyword and semantic in
-    // proportion to their values, or goes whole to the chain when it won.
+    // proportion to their values, or goes whole to the inheritance (chain or
+    // reply) when it won.
     let graph = GRAPH_WEIGHT * rel.graph;
     let signals = rel.keyword + rel.semantic + graph;
-    let chain_won = rel.chain > rel.direct();
+    let inherited_won = rel.inherited() > rel.direct();
+    let chain_won = inherited_won && rel.chain >= rel.reply;
+    let reply_won = inherited_won && !chain_won;
     let share = |value: f64| {
-        if chain_won || signals <= 0.0 {
+        if inherited_won || signals <= 0.0 {
             0.0
         } else {
             relevance * w_rel * value / signals
@@ -514,6 +579,11 @@ fn fuse(
             "chain",
             rel.chain,
             if chain_won { relevance * w_rel } else { 0.0 },
+        ),
+        (
+            "reply",
+            rel.reply,
+            if reply_won { relevance * w_rel } else { 0.0 },
         ),
         ("temporal", time, relevance * w_time * time),
         ("categorical", category, relevance * w_cat * category),
@@ -657,6 +727,51 @@ mod tests {
         let cache = h.id("用 MongoDB 做會話快取");
         h.correct(cache, CorrectAction::Negate, None);
         assert!(h.recall_ids("MongoDB 快取").is_empty());
+    }
+
+    #[test]
+    fn a_question_hands_its_relevance_to_the_reply() {
+        let mut h = Harness::new();
+        let question = h.id("Caroline: How was your trip to Lisbon last month?");
+        let other = Scope::new("qiankun", "mem0ai", "mem0", "dev");
+        h.memorize_in("an unrelated note in another branch", &other);
+        let reply = h.id("Melanie: Wonderful, we rode tram 28 and ate pastel de nata");
+        h.id("Melanie: I adopted a cat called Oliver");
+        let hits = h.recall_with(RecallRequest {
+            query: "What did Melanie do on the Lisbon trip?".into(),
+            scope: h.scope.clone(),
+            explain: true,
+            ..Default::default()
+        });
+        let ids: Vec<AtomId> = hits.iter().map(|r| r.atom_id).collect();
+        assert_eq!(ids[..2], [question, reply], "{hits:?}");
+        let signal = |r: &Recalled, name: &str| {
+            r.explain
+                .iter()
+                .find(|s| s.name == name)
+                .unwrap()
+                .contribution
+        };
+        assert!(signal(&hits[1], "reply") > 0.0 && signal(&hits[0], "reply") == 0.0);
+        let total: f64 = hits[1].explain.iter().map(|s| s.contribution).sum();
+        assert!((total - hits[1].score).abs() < 1e-9);
+    }
+
+    #[test]
+    fn only_a_prompt_reply_to_a_question_inherits() {
+        let mut h = Harness::new();
+        // A statement hands nothing to the memory after it.
+        h.id("We moved the nightly backup of Lisbon's database to 02:00");
+        let after_statement = h.id("Rotated the staging certificates");
+        // A question answered a day later: not its reply.
+        h.id("Which region hosts the Lisbon replica?");
+        h.advance_days(1.0);
+        let late = h.id("Frankfurt, since the outage");
+        let ids = h.recall_ids("Lisbon");
+        assert!(
+            !ids.contains(&after_statement) && !ids.contains(&late),
+            "{ids:?}"
+        );
     }
 
     #[test]
