@@ -74,11 +74,13 @@ fn main() {
 }
 
 /// The fingerprint of everything the persisted indexes are derived with:
-/// the sources of tokenising, the keyword index, the graph, dedup keys and
-/// their stored form, the dependency versions and the compiler (the dedup
-/// keys use std's hasher, the same on every target, so a native process and
-/// the component agree) — and nothing else, so that an upgrade that leaves
-/// them alone (vectors, the dictionary, recall) keeps stored indexes valid.
+/// the sources of tokenising (which segments Chinese with the dictionary,
+/// so its source, data and this build script that turns the data into
+/// tables count), the keyword index, the graph, dedup keys and their stored
+/// form, the dependency versions and the compiler (the dedup keys use std's
+/// hasher, the same on every target, so a native process and the component
+/// agree) — and nothing else, so that an upgrade that leaves them alone
+/// (vectors, recall) keeps stored indexes valid.
 /// A snapshot's
 /// indexes built by any other engine are rebuilt instead of trusted
 /// (`src/index/persist.rs`). FNV-1a over the files in a fixed order.
@@ -101,15 +103,18 @@ fn derivation() {
     let mut paths = Vec::new();
     println!("cargo:rerun-if-changed=src/graph");
     files(std::path::Path::new("src/graph"), &mut paths);
+    files(std::path::Path::new("src/index/cedict"), &mut paths);
     paths.extend(
         [
             "src/index/mod.rs",
             "src/index/tokenize.rs",
+            "src/index/dictionary.rs",
             "src/index/keyword.rs",
             "src/index/persist.rs",
             "src/text/mod.rs",
             "src/atom.rs",
             "src/scope.rs",
+            "build.rs",
             "../Cargo.lock",
         ]
         .map(Into::into),

@@ -41,7 +41,7 @@ struct Set {
     halves: bool,
 }
 
-const SETS: [Set; 2] = [
+const SETS: [Set; 3] = [
     Set {
         name: "agent-memory",
         memories: include_str!("../data/agent-memory-memories.tsv"),
@@ -65,6 +65,16 @@ const SETS: [Set; 2] = [
             "mixed",
         ],
         halves: true,
+    },
+    // Cross-lingual queries over the zh-en memories, written in the fifth
+    // session to look at cross-lingual misses without opening the held-out
+    // half B of zh-en (docs/BENCHMARKS.md).
+    Set {
+        name: "zh-en-probe",
+        memories: include_str!("../data/zh-en-memories.tsv"),
+        queries: include_str!("../data/zh-en-probe-queries.tsv"),
+        types: &["zh2en", "en2zh"],
+        halves: false,
     },
 ];
 
@@ -180,7 +190,7 @@ fn main() {
         .and_then(|i| args.get(i + 1))
         .map_or("agent-memory", String::as_str);
     let Some(set) = SETS.iter().find(|s| s.name == name) else {
-        eprintln!("unknown set {name}: agent-memory or zh-en");
+        eprintln!("unknown set {name}: agent-memory, zh-en or zh-en-probe");
         std::process::exit(2);
     };
     let queries = queries(set);
@@ -249,6 +259,7 @@ fn main() {
                 query: q.text.clone(),
                 max_results: Some(10),
                 scope: s.scope.clone(),
+                explain: verbose,
                 ..Default::default()
             };
             let started = std::time::Instant::now();
@@ -272,6 +283,15 @@ fn main() {
                     q.grades,
                     &ranked[..ranked.len().min(5)]
                 );
+                for (hit, label) in hits.iter().zip(&ranked).take(5) {
+                    let signals: Vec<String> = hit
+                        .explain
+                        .iter()
+                        .filter(|s| s.value > 0.0)
+                        .map(|s| format!("{} {:.2}", s.name, s.value))
+                        .collect();
+                    println!("      {label} {:.3}: {}", hit.score, signals.join(", "));
+                }
             }
             let cross = matches!(q.kind.as_str(), "zh2en" | "en2zh" | "cross");
             let group = if cross {

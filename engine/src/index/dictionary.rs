@@ -12,7 +12,7 @@
 //! ambiguous word with many translations counts once, and its many
 //! alternatives lower its idf instead of swamping the query.
 
-use super::tokenize::{fold, is_cjk, runs, stem, stop_word, tokens, zh_pieces};
+use super::tokenize::{fold, is_cjk, runs, stem, stop_word, tokens, zh_stop_word, zh_words};
 
 static ZH: Table = Table {
     text: include_str!(concat!(env!("OUT_DIR"), "/cedict_zh.tsv")),
@@ -92,21 +92,50 @@ pub fn chinese(phrase: &str) -> Vec<&'static str> {
         .unwrap_or_default()
 }
 
-/// Dictionary words of a folded CJK piece by forward maximum matching;
-/// characters no word covers come alone.
-pub fn segment(piece: &str) -> Vec<String> {
-    let chars: Vec<char> = piece.chars().collect();
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < chars.len() {
-        let longest = (2..=MAX_WORD.min(chars.len() - i)).rev().find(|&n| {
-            let word: String = chars[i..i + n].iter().collect();
-            ZH.get(&word).is_some()
-        });
-        let n = longest.unwrap_or(1);
-        out.push(chars[i..i + n].iter().collect());
-        i += n;
+/// Whether a folded CJK string is one word: a dictionary headword or a
+/// function word of the tokenizer's list.
+fn is_word(text: &str) -> bool {
+    ZH.get(text).is_some() || zh_stop_word(text)
+}
+
+/// Dictionary words of a folded CJK run: of all the ways to cut it into
+/// words (headwords of up to six characters, else lone characters), the one
+/// with the fewest words, then the fewest lone characters; at a tie the
+/// longer word nearer the end (backward matching is the better guess for
+/// Chinese). Forward maximum matching cut 研究生命起源 as 研究生 / 命 / 起源;
+/// this gives 研究 / 生命 / 起源.
+pub fn segment(run: &str) -> Vec<String> {
+    // at[k]: the byte offset of character k (and the end)
+    let at: Vec<usize> = run
+        .char_indices()
+        .map(|(i, _)| i)
+        .chain([run.len()])
+        .collect();
+    let n = at.len() - 1;
+    // cost[j]: (words, lone characters) of the best cut of the first j
+    // characters; last[j]: the length of its last word.
+    let mut cost = vec![(0u32, 0u32); n + 1];
+    let mut last = vec![1usize; n + 1];
+    for j in 1..=n {
+        let (words, singles) = cost[j - 1];
+        let (mut best, mut len) = ((words + 1, singles + 1), 1);
+        for l in 2..=MAX_WORD.min(j) {
+            let (words, singles) = cost[j - l];
+            let candidate = (words + 1, singles);
+            if candidate <= best && is_word(&run[at[j - l]..at[j]]) {
+                (best, len) = (candidate, l);
+            }
+        }
+        cost[j] = best;
+        last[j] = len;
     }
+    let mut out = Vec::new();
+    let mut j = n;
+    while j > 0 {
+        out.push(run[at[j - last[j]]..at[j]].to_owned());
+        j -= last[j];
+    }
+    out.reverse();
     out
 }
 
@@ -151,10 +180,8 @@ pub fn translate(query: &str) -> Option<Vec<Group>> {
     for (run, cjk) in runs(&folded) {
         if cjk {
             latin_groups(&mut latin, &mut groups);
-            for piece in zh_pieces(run) {
-                for word in segment(&piece) {
-                    groups.push(chinese_group(&word));
-                }
+            for word in zh_words(run).into_iter().flatten() {
+                groups.push(chinese_group(&word));
             }
         } else {
             latin.push(run.to_owned());
@@ -258,9 +285,17 @@ mod tests {
     }
 
     #[test]
-    fn segmentation_takes_the_longest_words() {
+    fn segmentation_takes_the_fewest_words() {
         assert_eq!(segment("备用钥匙"), vec!["备用", "钥匙"]);
         assert_eq!(segment("数据库备份"), vec!["数据库", "备份"]);
+        // forward maximum matching would take 研究生 / 命 / 起源
+        assert_eq!(segment("研究生命起源"), vec!["研究", "生命", "起源"]);
+        // and 一对 / 一会 / 议
+        assert_eq!(segment("一对一会议"), vec!["一对", "一", "会议"]);
+        // a function character inside a word stays in it
+        assert_eq!(segment("我对药物过敏"), vec!["我", "对", "药物", "过敏"]);
+        assert_eq!(segment("x"), vec!["x"]);
+        assert!(segment("").is_empty());
     }
 
     #[test]

@@ -408,7 +408,7 @@ mod tests {
             hit.translated > 0.9 && hit.coverage == hit.translated,
             "{hit:?}"
         );
-        let hits = idx.search("main database");
+        let hits = idx.search("database");
         assert!(
             hits.get(&AtomId(1)).is_some_and(|h| h.translated > 0.5),
             "{hits:?}"

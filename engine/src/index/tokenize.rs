@@ -202,16 +202,34 @@ pub fn is_cjk_text(text: &str) -> bool {
     text.chars().filter(|c| is_cjk(*c)).nth(1).is_some()
 }
 
-/// A folded CJK run split at function words (的, 了, 什么, 来着…).
-pub fn zh_pieces(run: &str) -> Vec<String> {
-    let mut text = run.to_owned();
-    for word in ZH_STOP_WORDS {
-        text = text.replace(word, " ");
+/// Whether a folded CJK word is a function word (的, 了, 什么, 来着…).
+pub fn zh_stop_word(word: &str) -> bool {
+    let mut chars = word.chars();
+    match (chars.next(), chars.next()) {
+        (Some(c), None) => ZH_STOP_CHARS.contains(&c),
+        _ => ZH_STOP_WORDS.contains(&word),
     }
-    text.split(|c: char| c == ' ' || ZH_STOP_CHARS.contains(&c))
-        .filter(|p| !p.is_empty())
-        .map(str::to_owned)
-        .collect()
+}
+
+/// A folded CJK run as dictionary words (`dictionary::segment`), in pieces
+/// split where a function word stands as a word of its own: 过 goes in
+/// 去过 but stays in 过敏.
+pub fn zh_words(run: &str) -> Vec<Vec<String>> {
+    let mut pieces = Vec::new();
+    let mut piece = Vec::new();
+    for word in super::dictionary::segment(run) {
+        if zh_stop_word(&word) {
+            if !piece.is_empty() {
+                pieces.push(std::mem::take(&mut piece));
+            }
+        } else {
+            piece.push(word);
+        }
+    }
+    if !piece.is_empty() {
+        pieces.push(piece);
+    }
+    pieces
 }
 
 /// The Snowball English stem of a lower-case word, as the index keeps it.
@@ -225,8 +243,8 @@ pub fn stop_word(word: &str) -> bool {
 }
 
 fn cjk_terms(run: &str, out: &mut Vec<String>) {
-    for piece in zh_pieces(run) {
-        let chars: Vec<char> = piece.chars().collect();
+    for piece in zh_words(run) {
+        let chars: Vec<char> = piece.concat().chars().collect();
         for (i, c) in chars.iter().enumerate() {
             out.push(c.to_string());
             if let Some(next) = chars.get(i + 1) {
