@@ -22,7 +22,8 @@
 //!
 //! - `reply` — a memory that asks (its text holds a question mark) hands
 //!   0.9 × its relevance to the memory that answered it: the next memory of
-//!   the same scope, written within ten minutes after it. In a conversation
+//!   the same scope, written within ten minutes after it (for the questions
+//!   among the `limit + 50` most relevant candidates). In a conversation
 //!   kept turn by turn the words of a question are often in the turn that
 //!   asks ("how was the trip to Paris?") and the answer in the one after
 //!   (an adjacency pair, Schegloff & Sacks 1973), so the reply ranks right
@@ -59,6 +60,8 @@ const CHAIN_MIN_COVERAGE: f64 = 0.6;
 const REPLY_DECAY: f64 = 0.9;
 /// How long after a question its reply may be written.
 const REPLY_WITHIN_MS: i64 = 10 * 60 * 1000;
+/// Candidates beyond the requested limit whose replies are looked for.
+const REPLY_QUESTIONS: usize = 50;
 /// Atoms of other scopes skipped, at most, looking for a question's reply.
 const REPLY_SCAN: usize = 32;
 
@@ -316,7 +319,7 @@ impl<B: Backend> Memory<B> {
                 ));
             }
         }
-        self.replies(&mut relevance, req);
+        self.replies(&mut relevance, req, limit);
         let mut hits: Vec<(Recalled, f64)> = relevance
             .into_iter()
             .filter_map(|(id, rel)| {
@@ -447,18 +450,34 @@ impl<B: Backend> Memory<B> {
         Ok(())
     }
 
-    /// Gives each question among the candidates' reply its share of the
-    /// question's relevance.
-    fn replies(&self, relevance: &mut HashMap<AtomId, Relevance>, req: &RecallRequest) {
-        let inherited: Vec<(AtomId, f64)> = relevance
+    /// Gives the reply of each question among the `limit + 50` most relevant
+    /// candidates its share of the question's relevance (a question further
+    /// down could not lift its reply into the results; looking only at these
+    /// keeps a recall over many candidates from visiting every one).
+    fn replies(
+        &self,
+        relevance: &mut HashMap<AtomId, Relevance>,
+        req: &RecallRequest,
+        limit: usize,
+    ) {
+        let mut ranked: Vec<(f64, AtomId)> = relevance
             .iter()
-            .filter(|(_, rel)| rel.value() >= MIN_RELEVANCE)
-            .filter_map(|(&id, rel)| {
+            .map(|(&id, rel)| (rel.direct().max(rel.chain), id))
+            .filter(|&(value, _)| value >= MIN_RELEVANCE)
+            .collect();
+        let keep = limit + REPLY_QUESTIONS;
+        if ranked.len() > keep {
+            ranked.select_nth_unstable_by(keep - 1, |a, b| b.0.total_cmp(&a.0));
+            ranked.truncate(keep);
+        }
+        let inherited: Vec<(AtomId, f64)> = ranked
+            .into_iter()
+            .filter_map(|(value, id)| {
                 let question = self.state.atom(id)?;
                 asks(&question.content)
                     .then(|| self.reply_to(question, req))
                     .flatten()
-                    .map(|reply| (reply, REPLY_DECAY * rel.direct().max(rel.chain)))
+                    .map(|reply| (reply, REPLY_DECAY * value))
             })
             .collect();
         for (id, value) in inherited {
