@@ -343,6 +343,18 @@ fn human_output_errors_and_exit_codes() {
         "{text}"
     );
     assert!(text.contains("translation "), "{text}");
+    // A question hands its relevance to the reply written after it, and
+    // `--explain` names that signal.
+    cli.raw(&["memorize", "Caroline: How was your trip to Lisbon?"]);
+    cli.raw(&["memorize", "Melanie: Wonderful, we rode tram 28 every day"]);
+    let out = cli.raw(&["recall", "Lisbon trip", "--explain"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let reply = text
+        .split("Melanie: Wonderful")
+        .nth(1)
+        .and_then(|after| after.lines().find(|l| l.trim_start().starts_with("reply ")))
+        .unwrap_or_else(|| panic!("the reply is recalled with its signal: {text}"));
+    assert!(!reply.ends_with("contribution 0.000"), "{text}");
 
     let out = cli.raw(&["memorize", "   "]);
     assert_eq!(out.status.code(), Some(3));

@@ -1,0 +1,51 @@
+//! Keyword-only warm recall on a large store, per query (for `perf`).
+//!
+//!     cargo run --release -p engine --example recall_profile -- STORE_DIR [ROUNDS]
+use std::time::Instant;
+
+use engine::Scope;
+use engine::log::backend::FsBackend;
+use engine::ops::RecallRequest;
+
+fn main() {
+    let dir = std::env::args().nth(1).expect("store dir");
+    let rounds: usize = std::env::args()
+        .nth(2)
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(3);
+    let mut memory = engine::Memory::open(
+        FsBackend::new(std::path::Path::new(&dir)).unwrap(),
+        engine::Config::default(),
+        Box::new(engine::SystemEnv),
+    )
+    .unwrap();
+    let queries = [
+        "資料庫選型",
+        "数据库备份",
+        "database choice",
+        "我們部署在哪裡？",
+        "How long do access tokens last?",
+        "cache key prefix",
+        "誰負責值班",
+        "what did Caroline research",
+        "error response format",
+        "日誌保留多久？",
+    ];
+    for _ in 0..rounds {
+        for q in queries {
+            let t = Instant::now();
+            let r = memory
+                .recall(&RecallRequest {
+                    query: q.into(),
+                    scope: Scope::new("bench", "acme", "shop", "main"),
+                    ..Default::default()
+                })
+                .unwrap();
+            println!(
+                "{:8.1} ms  {} hits  {q}",
+                t.elapsed().as_secs_f64() * 1e3,
+                r.atoms.len()
+            );
+        }
+    }
+}
