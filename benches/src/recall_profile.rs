@@ -1,11 +1,14 @@
 //! Keyword-only warm recall on a large store, per query (for `perf`).
 //!
-//!     cargo run --release -p engine --example recall_profile -- STORE_DIR [ROUNDS]
+//! The ten queries of `hmg_benches::QUERIES`; no model is loaded.
+//!
+//!     cargo run --release -p hmg-benches --bin recall-profile -- STORE_DIR [ROUNDS]
 use std::time::Instant;
 
 use engine::Scope;
 use engine::log::backend::FsBackend;
 use engine::ops::RecallRequest;
+use hmg_benches::QUERIES;
 
 fn main() {
     let dir = std::env::args().nth(1).expect("store dir");
@@ -19,20 +22,8 @@ fn main() {
         Box::new(engine::SystemEnv),
     )
     .unwrap();
-    let queries = [
-        "資料庫選型",
-        "数据库备份",
-        "database choice",
-        "我們部署在哪裡？",
-        "How long do access tokens last?",
-        "cache key prefix",
-        "誰負責值班",
-        "what did Caroline research",
-        "error response format",
-        "日誌保留多久？",
-    ];
     for _ in 0..rounds {
-        for q in queries {
+        for &q in QUERIES {
             let t = Instant::now();
             let r = memory
                 .recall(&RecallRequest {
