@@ -125,8 +125,13 @@ pub fn tokenize(data: &[u8]) {
         assert!(group.alternatives.iter().all(|a| !a.is_empty()));
     }
     let mut index = crate::index::keyword::KeywordIndex::default();
-    index.insert(crate::atom::AtomId(1), &text);
-    for hit in index.search(&text).values() {
+    let facts = crate::index::keyword::Facts {
+        created_at: crate::time::Timestamp(0),
+        epistemic: crate::atom::Epistemic::Actual,
+        kind: crate::atom::Kind::Memory,
+    };
+    index.insert(crate::atom::AtomId(1), &text, facts);
+    for (_, hit) in index.search(&text).iter() {
         assert!((0.0..=1.0).contains(&hit.coverage) && hit.coverage >= hit.translated);
     }
 }

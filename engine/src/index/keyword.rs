@@ -23,7 +23,8 @@ use serde::{Deserialize, Serialize};
 
 use super::dictionary::{self, Group};
 use super::tokenize::{is_cjk, is_unigram, query_tokens, tokens};
-use crate::atom::AtomId;
+use crate::atom::{AtomId, Epistemic, Kind};
+use crate::time::Timestamp;
 
 const K1: f64 = 1.2;
 const B: f64 = 0.75;
@@ -32,11 +33,13 @@ const UNIGRAM_WEIGHT: f64 = 0.3;
 #[derive(Debug, Default, Clone)]
 pub struct KeywordIndex {
     term_ids: HashMap<String, u32>,
-    /// Per term: (document number, term frequency) of the live documents.
+    /// Per term: (document number, term frequency) of the live documents,
+    /// ordered by document number.
     postings: Vec<Vec<(u32, u32)>>,
-    /// Per document number: its atom and its length in terms (`None` once
-    /// removed; a number stays with its atom for the life of the index).
-    docs: Vec<(AtomId, Option<u32>)>,
+    /// Per document number: its atom, its length in terms (`None` once
+    /// removed; a number stays with its atom for the life of the index)
+    /// and its facts.
+    docs: Vec<(AtomId, Option<u32>, Facts)>,
     /// `docs[..sorted]` are ordered by atom (a restored index's documents)
     /// and found by binary search; later ones are found here.
     sorted: usize,
@@ -58,7 +61,17 @@ pub struct KeywordIndex {
 pub struct Stored {
     terms: Vec<String>,
     postings: Vec<Vec<(u32, u32)>>,
-    docs: Vec<(AtomId, u32)>,
+    docs: Vec<(AtomId, u32, Facts)>,
+}
+
+/// What recall weighs a keyword match with besides its words (recency and
+/// category), kept beside each document so that ranking many matches reads
+/// no atom.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Facts {
+    pub created_at: Timestamp,
+    pub epistemic: Epistemic,
+    pub kind: Kind,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -93,11 +106,11 @@ impl KeywordIndex {
         }
     }
 
-    pub fn insert(&mut self, id: AtomId, text: &str) {
+    pub fn insert(&mut self, id: AtomId, text: &str, facts: Facts) {
         self.remove(id);
         let n = self.number(id).unwrap_or_else(|| {
             let n = self.docs.len() as u32;
-            self.docs.push((id, None));
+            self.docs.push((id, None, facts));
             self.added.insert(id, n);
             n
         });
@@ -116,10 +129,15 @@ impl KeywordIndex {
             terms_of[n as usize] = counts.keys().copied().collect();
         }
         for (tid, tf) in counts {
-            self.postings[tid as usize].push((n, tf));
+            // Postings stay ordered by document number (a search merges
+            // them); only a re-inserted document lands before the end.
+            let postings = &mut self.postings[tid as usize];
+            let at = postings.partition_point(|p| p.0 < n);
+            postings.insert(at, (n, tf));
         }
         self.total_len += terms.len() as u64;
         self.docs[n as usize].1 = Some(terms.len() as u32);
+        self.docs[n as usize].2 = facts;
         self.live += 1;
     }
 
@@ -149,15 +167,15 @@ impl KeywordIndex {
 
     /// What a snapshot stores of this index.
     pub fn store(&self) -> Stored {
-        let mut live: Vec<(AtomId, u32, u32)> = self
+        let mut live: Vec<(AtomId, u32, u32, Facts)> = self
             .docs
             .iter()
             .enumerate()
-            .filter_map(|(n, (id, len))| len.map(|len| (*id, len, n as u32)))
+            .filter_map(|(n, (id, len, facts))| len.map(|len| (*id, len, n as u32, *facts)))
             .collect();
         live.sort_unstable_by_key(|d| d.0);
         let mut renumber = vec![u32::MAX; self.docs.len()];
-        for (position, (_, _, n)) in live.iter().enumerate() {
+        for (position, (_, _, n, _)) in live.iter().enumerate() {
             renumber[*n as usize] = position as u32;
         }
         let mut by_tid: Vec<(&String, u32)> = self
@@ -170,7 +188,10 @@ impl KeywordIndex {
         let mut stored = Stored {
             terms: Vec::with_capacity(by_tid.len()),
             postings: Vec::with_capacity(by_tid.len()),
-            docs: live.iter().map(|(id, len, _)| (*id, *len)).collect(),
+            docs: live
+                .iter()
+                .map(|(id, len, _, facts)| (*id, *len, *facts))
+                .collect(),
         };
         for (term, tid) in by_tid {
             let mut postings: Vec<(u32, u32)> = self.postings[tid as usize]
@@ -189,11 +210,10 @@ impl KeywordIndex {
         let n = stored.docs.len();
         if stored.terms.len() != stored.postings.len()
             || stored.docs.windows(2).any(|w| w[0].0 >= w[1].0)
-            || stored
-                .postings
-                .iter()
-                .flatten()
-                .any(|&(d, _)| d as usize >= n)
+            || stored.postings.iter().any(|postings| {
+                postings.windows(2).any(|w| w[0].0 >= w[1].0)
+                    || postings.last().is_some_and(|&(d, _)| d as usize >= n)
+            })
         {
             return None;
         }
@@ -210,7 +230,7 @@ impl KeywordIndex {
             docs: stored
                 .docs
                 .into_iter()
-                .map(|(id, len)| (id, Some(len)))
+                .map(|(id, len, facts)| (id, Some(len), facts))
                 .collect(),
             sorted: n,
             added: HashMap::new(),
@@ -230,53 +250,62 @@ impl KeywordIndex {
 
     /// Every document matching at least one query term, or one group of the
     /// query's dictionary translation.
-    pub fn search(&self, query: &str) -> HashMap<AtomId, KeywordHit> {
-        let mut hits = self.search_terms(query);
+    pub fn search(&self, query: &str) -> Matches<'_> {
+        let plain = self.search_terms(query);
         let Some(groups) = dictionary::translate(query) else {
-            return hits;
+            return Matches {
+                index: self,
+                hits: plain,
+            };
         };
-        for (id, (coverage, bm25)) in self.search_groups(&groups) {
-            let hit = hits.entry(id).or_insert(KeywordHit {
+        let translated = self.search_groups(&groups);
+        let mut hits = Vec::with_capacity(plain.len().max(translated.len()));
+        merge(&plain, &translated, &mut hits, |plain, translated| {
+            let mut hit = plain.copied().unwrap_or(KeywordHit {
                 coverage: 0.0,
                 bm25: 0.0,
                 translated: 0.0,
             });
-            hit.translated = coverage;
-            hit.coverage = hit.coverage.max(coverage);
-            hit.bm25 = hit.bm25.max(bm25);
-        }
-        hits
+            if let Some(&(coverage, bm25)) = translated {
+                hit.translated = coverage;
+                hit.coverage = hit.coverage.max(coverage);
+                hit.bm25 = hit.bm25.max(bm25);
+            }
+            hit
+        });
+        Matches { index: self, hits }
     }
 
     /// Documents matching an alternative (all of its terms), with the
-    /// smallest tf among those terms.
-    fn matching(&self, alternative: &[String], into: &mut HashMap<u32, u32>) {
-        let mut lists: Vec<&Vec<(u32, u32)>> = Vec::with_capacity(alternative.len());
+    /// smallest tf among those terms, ordered by document number.
+    fn matching(&self, alternative: &[String]) -> Vec<(u32, u32)> {
+        let mut lists: Vec<&[(u32, u32)]> = Vec::with_capacity(alternative.len());
         for term in alternative {
             match self.term_ids.get(term) {
                 Some(t) => lists.push(&self.postings[*t as usize]),
-                None => return,
+                None => return Vec::new(),
             }
         }
         // Intersect from the shortest list: only candidates are kept.
         lists.sort_by_key(|l| l.len());
         let Some((first, rest)) = lists.split_first() else {
-            return;
+            return Vec::new();
         };
-        let mut found: HashMap<u32, u32> = first.iter().copied().collect();
+        let mut found = first.to_vec();
         for list in rest {
-            let mut both = HashMap::with_capacity(found.len());
-            for &(id, tf) in list.iter() {
-                if let Some(&least) = found.get(&id) {
-                    both.insert(id, least.min(tf));
+            let mut i = 0;
+            found.retain_mut(|(n, least)| {
+                i += list[i..].partition_point(|p| p.0 < *n);
+                match list.get(i) {
+                    Some(&(m, tf)) if m == *n => {
+                        *least = (*least).min(tf);
+                        true
+                    }
+                    _ => false,
                 }
-            }
-            found = both;
+            });
         }
-        for (id, least) in found {
-            let e = into.entry(id).or_default();
-            *e = (*e).max(least);
-        }
+        found
     }
 
     /// BM25's saturated term frequency of `tf` in document number `n`.
@@ -286,51 +315,77 @@ impl KeywordIndex {
         tf * (K1 + 1.0) / (tf + norm)
     }
 
-    /// Coverage and BM25 of the structured query: each group once, its df
-    /// the documents any of its alternatives matches.
-    fn search_groups(&self, groups: &[Group]) -> HashMap<AtomId, (f64, f64)> {
-        let mut hits: HashMap<u32, (f64, f64)> = HashMap::new();
+    /// Coverage and BM25 of the structured query by document number: each
+    /// group once, its df the documents any of its alternatives matches.
+    fn search_groups(&self, groups: &[Group]) -> Vec<(u32, (f64, f64))> {
         if self.live == 0 {
-            return HashMap::new();
+            return Vec::new();
         }
         let avg_len = (self.total_len as f64 / self.live as f64).max(1.0);
         let mut denominator = 0.0;
         let mut seen: HashSet<&[Vec<String>]> = HashSet::new();
+        let mut matched_groups = Vec::new();
         for group in groups {
             if !seen.insert(&group.alternatives) {
                 continue;
             }
-            let mut matched: HashMap<u32, u32> = HashMap::new();
+            // The union of its alternatives' matches, the larger tf kept.
+            let mut matched: Vec<(u32, u32)> = Vec::new();
             for alternative in &group.alternatives {
-                self.matching(alternative, &mut matched);
+                let found = self.matching(alternative);
+                let mut union = Vec::with_capacity(matched.len() + found.len());
+                merge(&matched, &found, &mut union, |a, b| {
+                    a.copied().max(b.copied()).unwrap_or_default()
+                });
+                matched = union;
             }
             let idf = self.idf(matched.len());
             denominator += group.weight * idf;
-            for (n, tf) in matched {
-                let hit = hits.entry(n).or_default();
-                hit.0 += group.weight * idf;
-                hit.1 += group.weight * idf * self.saturated(n, tf, avg_len);
-            }
+            matched_groups.push((group.weight * idf, matched));
         }
-        hits.into_iter()
-            .map(|(n, (coverage, bm25))| {
-                let coverage = (coverage / denominator).min(1.0);
-                (self.docs[n as usize].0, (coverage, bm25))
-            })
-            .collect()
+        let mut hits = self.tally(&mut matched_groups, avg_len);
+        for (_, (coverage, _)) in &mut hits {
+            *coverage = (*coverage / denominator).min(1.0);
+        }
+        hits
     }
 
-    /// The plain keyword search: every document matching a query term.
-    fn search_terms(&self, query: &str) -> HashMap<AtomId, KeywordHit> {
-        let mut hits: HashMap<u32, KeywordHit> = HashMap::new();
+    /// Per document, Σ weight and Σ weight · saturated tf over the lists it
+    /// is on, ordered by document number. Short lists are merged first, so
+    /// a long list is copied once.
+    fn tally(&self, lists: &mut [(f64, Vec<(u32, u32)>)], avg_len: f64) -> Vec<(u32, (f64, f64))> {
+        lists.sort_by_key(|(_, list)| list.len());
+        let mut sums: Vec<(u32, (f64, f64))> = Vec::new();
+        for (weight, list) in lists.iter() {
+            let weighed: Vec<(u32, (f64, f64))> = list
+                .iter()
+                .map(|&(n, tf)| (n, (*weight, weight * self.saturated(n, tf, avg_len))))
+                .collect();
+            let mut next = Vec::with_capacity(sums.len() + weighed.len());
+            merge(&sums, &weighed, &mut next, |a, b| {
+                let (a, b) = (
+                    a.copied().unwrap_or_default(),
+                    b.copied().unwrap_or_default(),
+                );
+                (a.0 + b.0, a.1 + b.1)
+            });
+            sums = next;
+        }
+        sums
+    }
+
+    /// The plain keyword search: every document matching a query term,
+    /// ordered by document number.
+    fn search_terms(&self, query: &str) -> Vec<(u32, KeywordHit)> {
         let mut terms = query_tokens(query);
         terms.sort();
         terms.dedup();
         if terms.is_empty() || self.live == 0 {
-            return HashMap::new();
+            return Vec::new();
         }
         let avg_len = (self.total_len as f64 / self.live as f64).max(1.0);
         let mut denominator = 0.0;
+        let mut lists = Vec::with_capacity(terms.len());
         for term in &terms {
             let weight = if is_unigram(term) {
                 UNIGRAM_WEIGHT
@@ -346,25 +401,117 @@ impl KeywordIndex {
                 continue;
             }
             denominator += weight * idf;
-            for &(n, tf) in postings.into_iter().flatten() {
-                let tfn = self.saturated(n, tf, avg_len);
-                let hit = hits.entry(n).or_insert(KeywordHit {
-                    coverage: 0.0,
-                    bm25: 0.0,
-                    translated: 0.0,
-                });
-                hit.coverage += weight * idf;
-                hit.bm25 += weight * idf * tfn;
-            }
+            lists.push((weight * idf, postings.cloned().unwrap_or_default()));
         }
-        hits.into_iter()
-            .map(|(n, mut hit)| {
-                hit.coverage = (hit.coverage / denominator).min(1.0);
-                (self.docs[n as usize].0, hit)
+        self.tally(&mut lists, avg_len)
+            .into_iter()
+            .map(|(n, (coverage, bm25))| {
+                let hit = KeywordHit {
+                    coverage: (coverage / denominator).min(1.0),
+                    bm25,
+                    translated: 0.0,
+                };
+                (n, hit)
             })
             .collect()
     }
 }
+
+/// Merges two lists ordered by document number into `out`, combining each
+/// document's entries (either may be missing).
+fn merge<A, B, C>(
+    a: &[(u32, A)],
+    b: &[(u32, B)],
+    out: &mut Vec<(u32, C)>,
+    combine: impl Fn(Option<&A>, Option<&B>) -> C,
+) {
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() || j < b.len() {
+        let (n, x, y) = match (a.get(i), b.get(j)) {
+            (Some(x), Some(y)) if x.0 == y.0 => (x.0, Some(&x.1), Some(&y.1)),
+            (Some(x), Some(y)) if x.0 < y.0 => (x.0, Some(&x.1), None),
+            (Some(x), None) => (x.0, Some(&x.1), None),
+            (_, Some(y)) => (y.0, None, Some(&y.1)),
+            (None, None) => unreachable!("the loop runs while one list has entries"),
+        };
+        i += usize::from(x.is_some());
+        j += usize::from(y.is_some());
+        out.push((n, combine(x, y)));
+    }
+}
+
+/// A query's matches in one index, by document number.
+#[derive(Debug)]
+pub struct Matches<'a> {
+    index: &'a KeywordIndex,
+    hits: Vec<(u32, KeywordHit)>,
+}
+
+impl<'a> Matches<'a> {
+    pub fn len(&self) -> usize {
+        self.hits.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.hits.is_empty()
+    }
+
+    /// The hit of this atom, if it matched.
+    pub fn get(&self, id: AtomId) -> Option<KeywordHit> {
+        let n = self.index.number(id)?;
+        let i = self.hits.binary_search_by_key(&n, |h| h.0).ok()?;
+        Some(self.hits[i].1)
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (AtomId, KeywordHit)> + '_ {
+        self.hits
+            .iter()
+            .map(|&(n, hit)| (self.index.docs[n as usize].0, hit))
+    }
+
+    /// The matches best first: coverage, then BM25 (compared at `f32`
+    /// precision), then the later atom. Sorted lazily, a chunk at a time,
+    /// so that taking the best few of many matches costs about one pass.
+    pub fn best_first(&self) -> impl Iterator<Item = (AtomId, KeywordHit, Facts)> + '_ {
+        // (coverage, bm25) as one key whose integer order is theirs: both are
+        // ≥ 0, and a non-negative f32's bits order as the number does.
+        let key = |hit: &KeywordHit| {
+            u64::from((hit.coverage as f32).to_bits()) << 32
+                | u64::from((hit.bm25 as f32).to_bits())
+        };
+        let mut order: Vec<(u64, AtomId, u32)> = self
+            .hits
+            .iter()
+            .enumerate()
+            .map(|(i, (n, hit))| (key(hit), self.index.docs[*n as usize].0, i as u32))
+            .collect();
+        let mut sorted = 0;
+        let mut next = 0;
+        std::iter::from_fn(move || {
+            if next == sorted {
+                let rest = &mut order[sorted..];
+                if rest.is_empty() {
+                    return None;
+                }
+                let chunk = sorted.max(FIRST_CHUNK).min(rest.len());
+                if chunk < rest.len() {
+                    rest.select_nth_unstable_by(chunk - 1, |a, b| b.cmp(a));
+                }
+                rest[..chunk].sort_unstable_by(|a, b| b.cmp(a));
+                sorted += chunk;
+            }
+            let (_, id, i) = order[next];
+            next += 1;
+            let (n, hit) = self.hits[i as usize];
+            Some((id, hit, self.index.docs[n as usize].2))
+        })
+    }
+}
+
+/// How many matches [`Matches::best_first`] sorts first (then as many
+/// again as are sorted, each time more are wanted).
+/// (A few under test, so that the property tests cross chunks.)
+const FIRST_CHUNK: usize = if cfg!(test) { 3 } else { 1024 };
 
 #[cfg(test)]
 mod tests {
@@ -374,10 +521,23 @@ mod tests {
     fn index(docs: &[&str]) -> KeywordIndex {
         let mut index = KeywordIndex::default();
         for (i, d) in docs.iter().enumerate() {
-            index.insert(AtomId(i as u128), d);
+            index.insert(AtomId(i as u128), d, FACTS);
         }
         index
     }
+
+    fn facts(i: usize) -> Facts {
+        Facts {
+            created_at: Timestamp(i as i64),
+            ..FACTS
+        }
+    }
+
+    const FACTS: Facts = Facts {
+        created_at: Timestamp(0),
+        epistemic: Epistemic::Actual,
+        kind: Kind::Memory,
+    };
 
     #[test]
     fn cross_script_match() {
@@ -387,12 +547,9 @@ mod tests {
             "部署用 ECS",
         ]);
         let hits = idx.search("数据库 资料库");
-        let best = hits
-            .iter()
-            .max_by(|a, b| a.1.coverage.total_cmp(&b.1.coverage))
-            .unwrap();
-        assert_eq!(*best.0, AtomId(0));
-        assert!(idx.search("PostgreSQL").get(&AtomId(0)).unwrap().coverage > 0.9);
+        let best = hits.best_first().next().unwrap();
+        assert_eq!(best.0, AtomId(0));
+        assert!(idx.search("PostgreSQL").get(AtomId(0)).unwrap().coverage > 0.9);
     }
 
     #[test]
@@ -403,29 +560,29 @@ mod tests {
             "Trash pickup is on Tuesday",
         ]);
         let hits = idx.search("備用鑰匙");
-        let hit = hits.get(&AtomId(0)).expect("the English memory is found");
+        let hit = hits.get(AtomId(0)).expect("the English memory is found");
         assert!(
             hit.translated > 0.9 && hit.coverage == hit.translated,
             "{hit:?}"
         );
         let hits = idx.search("database");
         assert!(
-            hits.get(&AtomId(1)).is_some_and(|h| h.translated > 0.5),
+            hits.get(AtomId(1)).is_some_and(|h| h.translated > 0.5),
             "{hits:?}"
         );
         // a query in the memory's own language needs no translation
-        let plain = idx.search("trash pickup")[&AtomId(2)];
+        let plain = idx.search("trash pickup").get(AtomId(2)).unwrap();
         assert!(plain.coverage > 0.9);
-        assert!(!idx.search("備用鑰匙").contains_key(&AtomId(2)));
+        assert!(idx.search("備用鑰匙").get(AtomId(2)).is_none());
     }
 
     #[test]
     fn remove_forgets_the_document() {
         let mut idx = index(&["alpha beta", "beta gamma"]);
         idx.remove(AtomId(0));
-        assert!(!idx.search("alpha").contains_key(&AtomId(0)));
+        assert!(idx.search("alpha").get(AtomId(0)).is_none());
         assert_eq!(idx.len(), 1);
-        idx.insert(AtomId(1), "delta");
+        idx.insert(AtomId(1), "delta", FACTS);
         assert!(idx.search("beta").is_empty());
     }
 
@@ -471,7 +628,7 @@ mod tests {
             let mut idx = KeywordIndex::default();
             let mut live = Vec::new();
             for (i, d) in docs.iter().enumerate() {
-                idx.insert(AtomId(i as u128), d);
+                idx.insert(AtomId(i as u128), d, facts(i));
                 if removed[i] { idx.remove(AtomId(i as u128)); } else { live.push((i as u128, d.clone())); }
             }
             // Through the stored form, then more writes on the restored
@@ -483,16 +640,39 @@ mod tests {
                     live.retain(|(id, _)| *id != i as u128);
                 } else if later[i] == 2 {
                     let text = format!("{d} gamma");
-                    idx.insert(AtomId(i as u128), &text);
+                    idx.insert(AtomId(i as u128), &text, facts(i));
                     live.retain(|(id, _)| *id != i as u128);
                     live.push((i as u128, text));
                 }
             }
             prop_assume!(!live.is_empty());
             let want = brute_bm25(&live, &query);
-            let got = idx.search_terms(&query);
+            let got: HashMap<AtomId, KeywordHit> = idx
+                .search_terms(&query)
+                .into_iter()
+                .map(|(n, hit)| (idx.docs[n as usize].0, hit))
+                .collect();
             prop_assert_eq!(got.len(), want.len());
             prop_assert_eq!(idx.len(), live.len());
+            // Every match comes out of best_first once, best first, and get
+            // finds it.
+            let matches = idx.search(&query);
+            let ranked: Vec<(AtomId, KeywordHit, Facts)> = matches.best_first().collect();
+            prop_assert_eq!(ranked.len(), matches.len());
+            let mut ids: Vec<AtomId> = ranked.iter().map(|h| h.0).collect();
+            ids.sort();
+            ids.dedup();
+            prop_assert_eq!(ids.len(), ranked.len());
+            for pair in ranked.windows(2) {
+                let (a, b) = (pair[0].1, pair[1].1);
+                prop_assert!(
+                    (a.coverage as f32, a.bm25 as f32) >= (b.coverage as f32, b.bm25 as f32)
+                );
+            }
+            for (id, hit, facts) in &ranked {
+                prop_assert_eq!(matches.get(*id), Some(*hit));
+                prop_assert_eq!(facts.created_at, Timestamp(id.0 as i64));
+            }
             for (id, score) in want {
                 let hit = got[&id];
                 prop_assert!((hit.bm25 - score).abs() < 1e-9);

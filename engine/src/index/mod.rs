@@ -166,7 +166,15 @@ impl Indexes {
             keyword.remove(atom.id);
             return;
         }
-        keyword.insert(atom.id, &atom.content);
+        keyword.insert(
+            atom.id,
+            &atom.content,
+            keyword::Facts {
+                created_at: atom.created_at,
+                epistemic: atom.epistemic,
+                kind: atom.kind,
+            },
+        );
         if atom.active() {
             let key = dedup_key(&atom.scope, atom.kind, &atom.content);
             by_key.entry(key).or_default().push(atom.id);

@@ -103,6 +103,7 @@ impl Indexes {
 mod tests {
     use super::*;
     use crate::atom::{CorrectAction, GovernAction};
+    use crate::index::keyword::Facts;
     use crate::log::Log;
     use crate::log::backend::MemBackend;
     use crate::memory::Config;
@@ -133,13 +134,15 @@ mod tests {
         for tenant in &tenants {
             for q in QUERIES {
                 let hits = |i: &Indexes| {
-                    let mut v: Vec<(AtomId, f64, f64, f64)> = i
+                    let mut v: Vec<(AtomId, f64, f64, f64, Facts)> = i
                         .keyword(tenant)
-                        .map(|k| k.search(q))
-                        .unwrap_or_default()
-                        .into_iter()
-                        .map(|(id, h)| (id, h.coverage, h.bm25, h.translated))
-                        .collect();
+                        .map(|k| {
+                            k.search(q)
+                                .best_first()
+                                .map(|(id, h, f)| (id, h.coverage, h.bm25, h.translated, f))
+                                .collect()
+                        })
+                        .unwrap_or_default();
                     v.sort_by_key(|h| h.0);
                     v
                 };
@@ -149,6 +152,7 @@ mod tests {
                     assert_eq!(a.0, b.0);
                     assert!((a.1 - b.1).abs() < 1e-9 && (a.2 - b.2).abs() < 1e-9);
                     assert!((a.3 - b.3).abs() < 1e-9);
+                    assert_eq!(a.4, b.4, "the facts recall weighs a match with");
                 }
             }
         }

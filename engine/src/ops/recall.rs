@@ -36,12 +36,12 @@
 //! and dropped. Only visible, non-superseded atoms in the caller's scope (and
 //! its ancestors) are returned; negated ones only on request.
 
-use std::collections::HashMap;
+use std::collections::{BinaryHeap, HashMap};
 
 use crate::atom::{Atom, AtomId, Epistemic, Exposure, Kind, Polarity};
 use crate::embed::Role;
 use crate::error::Result;
-use crate::index::keyword::KeywordHit;
+use crate::index::keyword::{Facts, KeywordHit, Matches};
 use crate::index::temporal::{self, Window};
 use crate::index::tokenize::{is_cjk_text, tokens};
 use crate::log::backend::Backend;
@@ -62,6 +62,9 @@ const REPLY_DECAY: f64 = 0.9;
 const REPLY_WITHIN_MS: i64 = 10 * 60 * 1000;
 /// Candidates beyond the requested limit whose replies are looked for.
 const REPLY_QUESTIONS: usize = 50;
+/// Keyword matches beyond the requested limit taken as candidates (a few
+/// under test, so that the tests cross the cut).
+const KEYWORD_CANDIDATES: usize = if cfg!(test) { 4 } else { 1000 };
 /// Atoms of other scopes skipped, at most, looking for a question's reply.
 const REPLY_SCAN: usize = 32;
 
@@ -126,9 +129,56 @@ struct Relevance {
     reply: f64,
     bm25: f64,
     graph: f64,
+    /// Whether the keyword values were set (from the query's matches).
+    keyword_seen: bool,
 }
 
+/// A keyword match with its score on its own, ordered as results are
+/// (score, then BM25, then the later atom).
+struct Weighed {
+    score: f64,
+    id: AtomId,
+    hit: KeywordHit,
+}
+
+impl Ord for Weighed {
+    fn cmp(&self, other: &Weighed) -> std::cmp::Ordering {
+        self.score
+            .total_cmp(&other.score)
+            .then(self.hit.bm25.total_cmp(&other.hit.bm25))
+            .then(self.id.cmp(&other.id))
+    }
+}
+
+impl PartialOrd for Weighed {
+    fn partial_cmp(&self, other: &Weighed) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq for Weighed {
+    fn eq(&self, other: &Weighed) -> bool {
+        self.cmp(other).is_eq()
+    }
+}
+
+impl Eq for Weighed {}
+
 impl Relevance {
+    fn with_keyword(mut self, hit: KeywordHit) -> Relevance {
+        self.set_keyword(Some(hit));
+        self
+    }
+
+    fn set_keyword(&mut self, hit: Option<KeywordHit>) {
+        self.keyword_seen = true;
+        if let Some(hit) = hit {
+            self.keyword = hit.coverage;
+            self.translation = hit.translated;
+            self.bm25 = hit.bm25;
+        }
+    }
+
     /// Keyword, semantic and graph evidence combined as independent chances
     /// (noisy-or), so a hit several signals see outranks one only one sees.
     fn direct(&self) -> f64 {
@@ -240,17 +290,17 @@ fn strip_hints(text: &str, hints: &Hints) -> String {
     }
 }
 
-fn categorical(atom: &Atom, hints: &Hints) -> f64 {
-    let mut value = match atom.epistemic {
+fn categorical(facts: Facts, hints: &Hints) -> f64 {
+    let mut value = match facts.epistemic {
         Epistemic::Necessary => 1.0,
         Epistemic::Actual => 0.75,
         Epistemic::Possible => 0.5,
     };
-    if hints.constraint && atom.epistemic != Epistemic::Necessary {
+    if hints.constraint && facts.epistemic != Epistemic::Necessary {
         value *= 0.6;
     }
     match hints.kind {
-        Some(kind) if kind == atom.kind => value = 1.0,
+        Some(kind) if kind == facts.kind => value = 1.0,
         Some(_) => value *= 0.6,
         None => {}
     }
@@ -275,17 +325,27 @@ impl<B: Backend> Memory<B> {
             .map_or_else(|| req.query.clone(), |w| temporal::strip(&req.query, w));
         let semantic_text = text.clone();
         let text = strip_hints(&text, &hints);
-        let mut relevance = if self.config.signals.keyword {
-            self.keyword_relevance(&text, req)
-        } else {
-            HashMap::new()
-        };
         let limit = req
             .max_results
             .unwrap_or(DEFAULT_MAX_RESULTS)
             .clamp(1, MAX_RESULTS_CAP) as usize;
+        let mut relevance = HashMap::new();
         if self.config.signals.semantic && !tokens(&semantic_text).is_empty() {
             self.semantic_relevance(&semantic_text, req, limit, &mut relevance)?;
+        }
+        let matches = self
+            .config
+            .signals
+            .keyword
+            .then(|| self.indexes.keyword(&req.scope.tenant_id))
+            .flatten()
+            .map(|index| index.search(&text));
+        if let Some(matches) = &matches {
+            let weigh = |hit: KeywordHit, facts: Facts| {
+                let rel = Relevance::default().with_keyword(hit);
+                score(&parts(facts, rel, now, window.as_ref(), &hints))
+            };
+            self.keyword_relevance(matches, weigh, req, limit, &mut relevance);
         }
         if tokens(&text).is_empty()
             && let Some(w) = &window
@@ -319,28 +379,38 @@ impl<B: Backend> Memory<B> {
                 ));
             }
         }
+        fill_keyword(&mut relevance, matches.as_ref());
         self.replies(&mut relevance, req, limit);
-        let mut hits: Vec<(Recalled, f64)> = relevance
+        fill_keyword(&mut relevance, matches.as_ref());
+        // Scored without the memories' text; only the results are built.
+        let mut hits: Vec<(f64, f64, AtomId, &Atom, Relevance)> = relevance
             .into_iter()
             .filter_map(|(id, rel)| {
                 let atom = self.state.atom(id)?;
                 (rel.value() >= MIN_RELEVANCE).then(|| {
-                    (
-                        fuse(atom, rel, now, window.as_ref(), &hints, req.explain),
-                        rel.bm25,
-                    )
+                    let parts = parts(facts_of(atom), rel, now, window.as_ref(), &hints);
+                    (score(&parts), rel.bm25, id, atom, rel)
                 })
             })
             .collect();
-        hits.sort_by(|(a, a_bm25), (b, b_bm25)| {
-            b.score
-                .total_cmp(&a.score)
-                .then(b_bm25.total_cmp(a_bm25))
-                .then(b.atom_id.cmp(&a.atom_id))
-        });
-        hits.truncate(limit);
+        let order = |a: &(f64, f64, AtomId, &Atom, Relevance),
+                     b: &(f64, f64, AtomId, &Atom, Relevance)| {
+            b.0.total_cmp(&a.0)
+                .then(b.1.total_cmp(&a.1))
+                .then(b.2.cmp(&a.2))
+        };
+        if hits.len() > limit {
+            hits.select_nth_unstable_by(limit - 1, order);
+            hits.truncate(limit);
+        }
+        hits.sort_by(order);
         Ok(RecallResult {
-            atoms: hits.into_iter().map(|(r, _)| r).collect(),
+            atoms: hits
+                .into_iter()
+                .map(|(_, _, _, atom, rel)| {
+                    fuse(atom, rel, now, window.as_ref(), &hints, req.explain)
+                })
+                .collect(),
             reason: None,
             graph: graph.or_else(|| req.include_graph.then(Default::default)),
         })
@@ -354,30 +424,35 @@ impl<B: Backend> Memory<B> {
             && atom.scope.visible_from(&req.scope, req.remote)
     }
 
-    fn keyword_relevance(&self, text: &str, req: &RecallRequest) -> HashMap<AtomId, Relevance> {
-        let mut out: HashMap<AtomId, Relevance> = HashMap::new();
-        let Some(index) = self.indexes.keyword(&req.scope.tenant_id) else {
-            return out;
-        };
-        for (
-            id,
-            KeywordHit {
-                coverage,
-                bm25,
-                translated,
-            },
-        ) in index.search(text)
-        {
-            let Some(atom) = self.state.atom(id) else {
-                continue;
+    /// Adds the `limit + 1,000` keyword matches this caller may see that
+    /// score best on their own (`weigh`: coverage with recency and
+    /// category) — a match further down could only rise into the results on
+    /// other signals, and those fill its keyword value in ([`fill_keyword`])
+    /// — and the chain relevance their superseded versions hand to the heads.
+    /// Matches are read by falling coverage, which bounds the score of every
+    /// match not read yet, so only as many are weighed as may compete.
+    fn keyword_relevance(
+        &self,
+        matches: &Matches,
+        weigh: impl Fn(KeywordHit, Facts) -> f64,
+        req: &RecallRequest,
+        limit: usize,
+        out: &mut HashMap<AtomId, Relevance>,
+    ) {
+        let wanted = limit + KEYWORD_CANDIDATES;
+        let mut taken = 0;
+        // Whether the match is taken as a candidate.
+        let mut take = |weighed: Weighed| {
+            let Some(atom) = self.state.atom(weighed.id) else {
+                return false;
             };
+            let hit = weighed.hit;
             if self.recallable(atom, req) {
-                let entry = out.entry(id).or_default();
-                entry.keyword = entry.keyword.max(coverage);
-                entry.translation = entry.translation.max(translated);
-                entry.bm25 = entry.bm25.max(bm25);
-            } else if atom.superseded_by.is_some()
-                && coverage >= CHAIN_MIN_COVERAGE
+                out.entry(weighed.id).or_default().set_keyword(Some(hit));
+                return true;
+            }
+            if atom.superseded_by.is_some()
+                && hit.coverage >= CHAIN_MIN_COVERAGE
                 && atom.scope.visible_from(&req.scope, req.remote)
                 && let Some(head) = self.chain_head(atom)
                 // The head is shown only if this caller may see it (an
@@ -385,10 +460,31 @@ impl<B: Backend> Memory<B> {
                 && self.state.atom(head).is_some_and(|h| self.recallable(h, req))
             {
                 let entry = out.entry(head).or_default();
-                entry.chain = entry.chain.max(coverage * CHAIN_DECAY);
+                entry.chain = entry.chain.max(hit.coverage * CHAIN_DECAY);
+            }
+            false
+        };
+        let mut weighed: BinaryHeap<Weighed> = BinaryHeap::new();
+        for (id, hit, facts) in matches.best_first() {
+            // No match after this one scores above its coverage.
+            while weighed.peek().is_some_and(|w| w.score >= hit.coverage) {
+                taken += usize::from(take(weighed.pop().expect("peeked")));
+                if taken >= wanted {
+                    return;
+                }
+            }
+            weighed.push(Weighed {
+                score: weigh(hit, facts),
+                id,
+                hit,
+            });
+        }
+        while let Some(w) = weighed.pop() {
+            taken += usize::from(take(w));
+            if taken >= wanted {
+                return;
             }
         }
-        out
     }
 
     /// Adds the semantic signal of the nearest recallable atoms. Without a
@@ -535,6 +631,16 @@ impl<B: Backend> Memory<B> {
     }
 }
 
+/// Gives every candidate whose keyword match was not looked at yet (one
+/// that other signals brought in) its keyword values.
+fn fill_keyword(relevance: &mut HashMap<AtomId, Relevance>, matches: Option<&Matches>) {
+    for (&id, rel) in relevance.iter_mut() {
+        if !rel.keyword_seen {
+            rel.set_keyword(matches.and_then(|m| m.get(id)));
+        }
+    }
+}
+
 /// Whether a memory asks something: its text holds a question mark.
 fn asks(content: &str) -> bool {
     content.contains(['?', '？'])
@@ -556,6 +662,26 @@ fn refusal(req: &RecallRequest) -> Option<String> {
     None
 }
 
+fn facts_of(atom: &Atom) -> Facts {
+    Facts {
+        created_at: atom.created_at,
+        epistemic: atom.epistemic,
+        kind: atom.kind,
+    }
+}
+
+/// Each signal's (name, value, contribution to the score).
+type Parts = [(&'static str, f64, f64); 8];
+
+fn score(parts: &Parts) -> f64 {
+    parts
+        .iter()
+        .map(|p| p.2)
+        .sum::<f64>()
+        .clamp(f64::MIN_POSITIVE, 1.0)
+}
+
+/// A result as the caller sees it.
 fn fuse(
     atom: &Atom,
     rel: Relevance,
@@ -564,9 +690,43 @@ fn fuse(
     hints: &Hints,
     explain: bool,
 ) -> Recalled {
+    let parts = parts(facts_of(atom), rel, now, window, hints);
+    Recalled {
+        atom_id: atom.id,
+        content: atom.content.clone(),
+        score: score(&parts),
+        created_at: atom.created_at,
+        source: atom.source.clone(),
+        kind: atom.kind,
+        epistemic: atom.epistemic,
+        polarity: atom.polarity,
+        negated: atom.negated,
+        explain: if explain {
+            parts
+                .iter()
+                .map(|&(name, value, contribution)| Signal {
+                    name,
+                    value,
+                    contribution,
+                })
+                .collect()
+        } else {
+            Vec::new()
+        },
+    }
+}
+
+/// The fused score's parts: relevance weighted with time and category.
+fn parts(
+    facts: Facts,
+    rel: Relevance,
+    now: Timestamp,
+    window: Option<&Window>,
+    hints: &Hints,
+) -> Parts {
     let relevance = rel.value();
-    let time = temporal::signal(atom.created_at, now, window);
-    let category = categorical(atom, hints);
+    let time = temporal::signal(facts.created_at, now, window);
+    let category = categorical(facts, hints);
     let (w_rel, w_time, w_cat) = if window.is_some() {
         (0.55, 0.30, 0.15)
     } else {
@@ -587,7 +747,7 @@ fn fuse(
             relevance * w_rel * value / signals
         }
     };
-    let parts = [
+    [
         ("semantic", rel.semantic, share(rel.semantic)),
         ("keyword", rel.keyword, share(rel.keyword)),
         // Already inside `keyword` (its value is the larger of the plain and
@@ -606,31 +766,7 @@ fn fuse(
         ),
         ("temporal", time, relevance * w_time * time),
         ("categorical", category, relevance * w_cat * category),
-    ];
-    let score: f64 = parts.iter().map(|p| p.2).sum();
-    Recalled {
-        atom_id: atom.id,
-        content: atom.content.clone(),
-        score: score.clamp(f64::MIN_POSITIVE, 1.0),
-        created_at: atom.created_at,
-        source: atom.source.clone(),
-        kind: atom.kind,
-        epistemic: atom.epistemic,
-        polarity: atom.polarity,
-        negated: atom.negated,
-        explain: if explain {
-            parts
-                .iter()
-                .map(|&(name, value, contribution)| Signal {
-                    name,
-                    value,
-                    contribution,
-                })
-                .collect()
-        } else {
-            Vec::new()
-        },
-    }
+    ]
 }
 
 #[cfg(test)]
@@ -774,6 +910,48 @@ mod tests {
         assert!(signal(&hits[1], "reply") > 0.0 && signal(&hits[0], "reply") == 0.0);
         let total: f64 = hits[1].explain.iter().map(|s| s.contribution).sum();
         assert!((total - hits[1].score).abs() < 1e-9);
+    }
+
+    #[test]
+    fn better_matches_out_of_scope_do_not_crowd_the_callers_out() {
+        let mut h = Harness::new();
+        let other = Scope::new("qiankun", "mem0ai", "mem0", "dev");
+        for i in 0..40 {
+            h.memorize_in(&format!("redis eviction policy {i} redis eviction"), &other);
+        }
+        // As good a match by coverage, and ranked below all of those by BM25.
+        let mine: Vec<AtomId> = (0..3)
+            .map(|i| {
+                h.id(&format!(
+                    "we once read the redis eviction policy page, then went on to postgres ({i})"
+                ))
+            })
+            .collect();
+        let mut got = h.recall_ids("redis eviction policy");
+        got.sort();
+        assert_eq!(got, mine);
+    }
+
+    #[test]
+    fn a_candidate_past_the_keyword_cut_keeps_its_keyword_value() {
+        let mut h = Harness::new();
+        for i in 0..20 {
+            h.id(&format!("Lisbon tram fares rose in spring ({i})"));
+        }
+        h.id("How was the Lisbon tram?");
+        // Matches one word of three: far below the cut; the reply signal
+        // brings it in, and its own keyword match is counted as well.
+        let reply = h.id("Crowded, but the fares were fine");
+        let hits = h.recall_with(RecallRequest {
+            query: "Lisbon tram fares".into(),
+            scope: h.scope.clone(),
+            max_results: Some(30),
+            explain: true,
+            ..Default::default()
+        });
+        let hit = hits.iter().find(|r| r.atom_id == reply).expect("the reply");
+        let keyword = hit.explain.iter().find(|s| s.name == "keyword").unwrap();
+        assert!(keyword.value > 0.2, "{hit:?}");
     }
 
     #[test]
