@@ -363,6 +363,11 @@ impl<B: Backend> Memory<B> {
             for (id, value) in evidence.hop {
                 if let Some(rel) = relevance.get_mut(&id) {
                     rel.graph = rel.graph.max(value);
+                } else if matches.as_ref().is_some_and(|m| m.get(id).is_some())
+                    && self.state.atom(id).is_some_and(|a| self.recallable(a, req))
+                {
+                    // A keyword match past the candidates' cut.
+                    relevance.entry(id).or_default().graph = value;
                 }
             }
             for (id, value) in evidence.direct {
@@ -426,9 +431,10 @@ impl<B: Backend> Memory<B> {
 
     /// Adds the `limit + 1,000` keyword matches this caller may see that
     /// score best on their own (`weigh`: coverage with recency and
-    /// category) — a match further down could only rise into the results on
-    /// other signals, and those fill its keyword value in ([`fill_keyword`])
-    /// — and the chain relevance their superseded versions hand to the heads.
+    /// category), and the `limit + 50` of highest coverage — a match further
+    /// down could only rise into the results on other signals, and those
+    /// fill its keyword value in ([`fill_keyword`]) — and the chain
+    /// relevance their superseded versions hand to the heads.
     /// Matches are read by falling coverage, which bounds the score of every
     /// match not read yet, so only as many are weighed as may compete.
     fn keyword_relevance(
@@ -465,7 +471,15 @@ impl<B: Backend> Memory<B> {
             false
         };
         let mut weighed: BinaryHeap<Weighed> = BinaryHeap::new();
+        // The best by keyword relevance alone are candidates whatever their
+        // time and category: the reply signal ranks candidates so.
+        let mut by_relevance = 0;
         for (id, hit, facts) in matches.best_first() {
+            if by_relevance < limit + REPLY_QUESTIONS {
+                let score = 0.0;
+                by_relevance += usize::from(take(Weighed { score, id, hit }));
+                continue;
+            }
             // No match after this one scores above its coverage.
             while weighed.peek().is_some_and(|w| w.score >= hit.coverage) {
                 taken += usize::from(take(weighed.pop().expect("peeked")));
