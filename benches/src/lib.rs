@@ -16,9 +16,15 @@ pub fn ms(started: Instant) -> f64 {
 }
 
 /// The middle sample (the upper one of an even count).
-pub fn median(mut samples: Vec<f64>) -> f64 {
+pub fn median(samples: Vec<f64>) -> f64 {
+    percentile(samples, 50)
+}
+
+/// The sample at the `p`-th percentile: sorted, the one at index
+/// ⌊n·p/100⌋ (the last, at most).
+pub fn percentile(mut samples: Vec<f64>, p: usize) -> f64 {
     samples.sort_by(f64::total_cmp);
-    samples[samples.len() / 2]
+    samples[(samples.len() * p / 100).min(samples.len() - 1)]
 }
 
 /// Ten short agent queries, Chinese (both scripts) and English, that the
