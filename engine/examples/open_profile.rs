@@ -79,8 +79,11 @@ fn main() {
             bytes: frames[3].to_vec(),
             touched: vec![],
         };
-        let (_ix, used) = Indexes::restore(&state, Some(derived));
+        let (mut ix, used) = Indexes::restore(&state, Some(derived));
         println!("indexes (stored {used}): {}", ms(t));
+        let t = Instant::now();
+        ix.ensure_vectors(&state);
+        println!("vector index built: {}", ms(t));
         let t = Instant::now();
         drop(state);
         println!("drop state: {}", ms(t));

@@ -272,36 +272,43 @@ impl Vectors {
         out
     }
 
-    /// Decodes stored bytes into `out` (as many values as both hold), by a
-    /// table of all 65,536 halves: opening a store decodes every vector,
-    /// and per-value conversion without hardware support costs several
-    /// times more (inside wasm there is none).
+    /// Decodes stored bytes into `out` (as many values as both hold).
     pub fn decode_into(bytes: &[u8], out: &mut [f32]) {
-        let table = Vectors::halves();
         for (x, b) in out.iter_mut().zip(bytes.chunks_exact(2)) {
-            *x = table[usize::from(u16::from_le_bytes([b[0], b[1]]))];
+            *x = half_to_f32(u16::from_le_bytes([b[0], b[1]]));
         }
     }
 
     /// The dot product of stored bytes with `query`, decoding on the way.
     pub fn dot(bytes: &[u8], query: &[f32]) -> f32 {
-        let table = Vectors::halves();
         bytes
             .chunks_exact(2)
             .zip(query)
-            .map(|(b, q)| table[usize::from(u16::from_le_bytes([b[0], b[1]]))] * q)
+            .map(|(b, q)| half_to_f32(u16::from_le_bytes([b[0], b[1]])) * q)
             .sum()
     }
+}
 
-    /// Every half's value, by its bits.
-    fn halves() -> &'static [f32] {
-        static TABLE: std::sync::OnceLock<Vec<f32>> = std::sync::OnceLock::new();
-        TABLE.get_or_init(|| {
-            (0..=u16::MAX)
-                .map(|bits| half::f16::from_bits(bits).to_f32())
-                .collect()
-        })
-    }
+/// An IEEE half's value, by arithmetic the compiler can vectorise (opening
+/// a store decodes every vector, twice; there is no hardware conversion
+/// inside wasm, and a table lookup per value cannot be vectorised): the
+/// half's exponent and mantissa put where a single's go read as a single
+/// 2^112 times too small — exactly, subnormals and zero included — and
+/// infinities and NaNs keep an all-ones exponent. Checked against the
+/// `half` crate for all 65,536 halves.
+#[inline]
+fn half_to_f32(h: u16) -> f32 {
+    let h = u32::from(h);
+    let sign = (h & 0x8000) << 16;
+    let magnitude = (h & 0x7fff) << 13;
+    let special = (h & 0x7c00) == 0x7c00;
+    let finite = f32::from_bits(magnitude) * f32::from_bits(0x7780_0000);
+    let bits = if special {
+        magnitude | 0x7f80_0000
+    } else {
+        finite.to_bits()
+    };
+    f32::from_bits(bits | sign)
 }
 
 impl State {
@@ -380,6 +387,18 @@ impl State {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn every_half_decodes_as_the_half_crate_does() {
+        for bits in 0..=u16::MAX {
+            let want = half::f16::from_bits(bits).to_f32();
+            let got = super::half_to_f32(bits);
+            assert!(
+                got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan()),
+                "{bits:#06x}: {got} vs {want}"
+            );
+        }
+    }
+
     use super::*;
 
     /// Rows written as byte strings are the bytes `Vec<u8>` rows gave

@@ -89,9 +89,13 @@ impl Indexes {
             return;
         };
         let mut tenants: HashMap<&str, Rows> = HashMap::new();
+        // Atoms and rows are both ordered by atom: walked side by side, no
+        // lookup per row.
+        let mut rows_in_order = stored.iter().peekable();
         for atom in state.atoms.values() {
             let rows = tenants.entry(&atom.scope.tenant_id).or_default();
-            if let Some(row) = stored.get(&atom.id)
+            while rows_in_order.next_if(|(id, _)| **id < atom.id).is_some() {}
+            if let Some((_, row)) = rows_in_order.next_if(|(id, _)| **id == atom.id)
                 && !atom.exposure.destroyed()
             {
                 rows.push((atom.id, row.clone(), tokenize::is_cjk_text(&atom.content)));

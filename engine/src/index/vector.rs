@@ -132,11 +132,12 @@ fn words(dim: usize) -> usize {
     dim.div_ceil(64)
 }
 
-/// The int8 code of `x` at this scale: `x / scale` rounded half away from
-/// zero, by adding ±0.5 and truncating (`f32::round` is a library call on
+/// The int8 code of `x` at a scale (given as its inverse: a product, not a
+/// division, per value): `x / scale` rounded half away from zero, by
+/// adding ±0.5 and truncating (`f32::round` is a library call on
 /// baseline x86-64; building an index rounds every value of every row).
-fn code(x: f32, scale: f32) -> i8 {
-    let y = x / scale;
+fn code(x: f32, inverse: f32) -> i8 {
+    let y = x * inverse;
     (y + 0.5f32.copysign(y)).clamp(-127.0, 127.0) as i8
 }
 
@@ -147,7 +148,8 @@ fn quantize_into(v: &[f32], codes: &mut Vec<i8>) -> (f32, f32, f32, f32) {
     let scale = if max > 0.0 { max / 127.0 } else { 1.0 };
     // Separate simple loops: the accumulators stay in registers.
     let start = codes.len();
-    codes.extend(v.iter().map(|x| code(*x, scale)));
+    let inverse = 1.0 / scale;
+    codes.extend(v.iter().map(|x| code(*x, inverse)));
     let (mut norm, mut residual, mut square) = (0f32, 0f32, 0f32);
     for (x, &c) in v.iter().zip(&codes[start..]) {
         let q = f32::from(c) * scale;
