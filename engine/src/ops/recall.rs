@@ -5,7 +5,10 @@
 //!   from e5's narrow band (0.78–0.96) and capped at 0.8, for the nearest
 //!   `limit + 50` recallable atoms (exact search, `index::vector`);
 //! - `keyword` — BM25 coverage of the query (see `index::keyword`), zh/en
-//!   concept tokens included;
+//!   concept tokens included; candidates are the `limit + 1,000` visible
+//!   matches that score best on keyword evidence alone (and the `limit +
+//!   50` of highest coverage), found without weighing every match
+//!   ([`Memory::keyword_relevance`]);
 //! - `chain` — relevance inherited by the head of a supersedes chain from a
 //!   hidden older version that matched strongly (coverage ≥ 0.6, × 0.6), so
 //!   "PostgreSQL 16" still finds the memory that now says 17, while a word the
@@ -640,7 +643,9 @@ impl<B: Backend> Memory<B> {
             .filter(|a| self.recallable(a, req))
         {
             let inside = temporal::signal(atom.created_at, atom.created_at, Some(window));
-            out.entry(atom.id).or_default().keyword = inside;
+            let rel = out.entry(atom.id).or_default();
+            rel.keyword = inside;
+            rel.keyword_seen = true;
         }
     }
 }
