@@ -469,21 +469,21 @@ impl<'a> Matches<'a> {
             .map(|&(n, hit)| (self.index.docs[n as usize].0, hit))
     }
 
-    /// The matches best first: coverage, then BM25 (compared at `f32`
-    /// precision), then the later atom. Sorted lazily, a chunk at a time,
-    /// so that taking the best few of many matches costs about one pass.
+    /// The matches best first: by coverage (compared at `f32` precision),
+    /// equal coverages in document order. Sorted lazily, a chunk at a
+    /// time, so that taking the best few of many matches costs about one
+    /// pass over eight bytes per match.
     pub fn best_first(&self) -> impl Iterator<Item = (AtomId, KeywordHit, Facts)> + '_ {
-        // (coverage, bm25) as one key whose integer order is theirs: both are
-        // ≥ 0, and a non-negative f32's bits order as the number does.
-        let key = |hit: &KeywordHit| {
-            u64::from((hit.coverage as f32).to_bits()) << 32
-                | u64::from((hit.bm25 as f32).to_bits())
-        };
-        let mut order: Vec<(u64, AtomId, u32)> = self
+        // Coverage and position as one integer whose falling order is
+        // theirs: coverage ≥ 0, and a non-negative f32's bits order as the
+        // number does; the position inverted, so that the earlier leads.
+        let mut order: Vec<u64> = self
             .hits
             .iter()
             .enumerate()
-            .map(|(i, (n, hit))| (key(hit), self.index.docs[*n as usize].0, i as u32))
+            .map(|(i, (_, hit))| {
+                u64::from((hit.coverage as f32).to_bits()) << 32 | u64::from(u32::MAX - i as u32)
+            })
             .collect();
         let mut sorted = 0;
         let mut next = 0;
@@ -500,10 +500,11 @@ impl<'a> Matches<'a> {
                 rest[..chunk].sort_unstable_by(|a, b| b.cmp(a));
                 sorted += chunk;
             }
-            let (_, id, i) = order[next];
+            let i = u32::MAX - order[next] as u32;
             next += 1;
             let (n, hit) = self.hits[i as usize];
-            Some((id, hit, self.index.docs[n as usize].2))
+            let (id, _, facts) = self.index.docs[n as usize];
+            Some((id, hit, facts))
         })
     }
 }
@@ -664,10 +665,7 @@ mod tests {
             ids.dedup();
             prop_assert_eq!(ids.len(), ranked.len());
             for pair in ranked.windows(2) {
-                let (a, b) = (pair[0].1, pair[1].1);
-                prop_assert!(
-                    (a.coverage as f32, a.bm25 as f32) >= (b.coverage as f32, b.bm25 as f32)
-                );
+                prop_assert!(pair[0].1.coverage as f32 >= pair[1].1.coverage as f32);
             }
             for (id, hit, facts) in &ranked {
                 prop_assert_eq!(matches.get(*id), Some(*hit));
