@@ -343,7 +343,11 @@ impl KeywordIndex {
             denominator += group.weight * idf;
             matched_groups.push((group.weight * idf, matched));
         }
-        let mut hits = self.tally(&mut matched_groups, avg_len);
+        let mut lists: Vec<(f64, &[(u32, u32)])> = matched_groups
+            .iter()
+            .map(|(weight, matched)| (*weight, matched.as_slice()))
+            .collect();
+        let mut hits = self.tally(&mut lists, avg_len);
         for (_, (coverage, _)) in &mut hits {
             *coverage = (*coverage / denominator).min(1.0);
         }
@@ -353,7 +357,7 @@ impl KeywordIndex {
     /// Per document, Σ weight and Σ weight · saturated tf over the lists it
     /// is on, ordered by document number. Short lists are merged first, so
     /// a long list is copied once.
-    fn tally(&self, lists: &mut [(f64, Vec<(u32, u32)>)], avg_len: f64) -> Vec<(u32, (f64, f64))> {
+    fn tally(&self, lists: &mut [(f64, &[(u32, u32)])], avg_len: f64) -> Vec<(u32, (f64, f64))> {
         lists.sort_by_key(|(_, list)| list.len());
         let mut sums: Vec<(u32, (f64, f64))> = Vec::new();
         for (weight, list) in lists.iter() {
@@ -401,7 +405,7 @@ impl KeywordIndex {
                 continue;
             }
             denominator += weight * idf;
-            lists.push((weight * idf, postings.cloned().unwrap_or_default()));
+            lists.push((weight * idf, postings.map_or(&[][..], Vec::as_slice)));
         }
         self.tally(&mut lists, avg_len)
             .into_iter()

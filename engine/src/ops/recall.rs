@@ -5,7 +5,7 @@
 //!   from e5's narrow band (0.78–0.96) and capped at 0.8, for the nearest
 //!   `limit + 50` recallable atoms (exact search, `index::vector`);
 //! - `keyword` — BM25 coverage of the query (see `index::keyword`), zh/en
-//!   concept tokens included; candidates are the `limit + 1,000` visible
+//!   concept tokens included; candidates are the `limit + 100` visible
 //!   matches that score best on keyword evidence alone (and the `limit +
 //!   50` of highest coverage), found without weighing every match
 //!   ([`Memory::keyword_relevance`]);
@@ -67,7 +67,7 @@ const REPLY_WITHIN_MS: i64 = 10 * 60 * 1000;
 const REPLY_QUESTIONS: usize = 50;
 /// Keyword matches beyond the requested limit taken as candidates (a few
 /// under test, so that the tests cross the cut).
-const KEYWORD_CANDIDATES: usize = if cfg!(test) { 4 } else { 1000 };
+const KEYWORD_CANDIDATES: usize = if cfg!(test) { 4 } else { 100 };
 /// Atoms of other scopes skipped, at most, looking for a question's reply.
 const REPLY_SCAN: usize = 32;
 
@@ -432,7 +432,7 @@ impl<B: Backend> Memory<B> {
             && atom.scope.visible_from(&req.scope, req.remote)
     }
 
-    /// Adds the `limit + 1,000` keyword matches this caller may see that
+    /// Adds the `limit + 100` keyword matches this caller may see that
     /// score best on their own (`weigh`: coverage with recency and
     /// category), and the `limit + 50` of highest coverage — a match further
     /// down could only rise into the results on other signals, and those
