@@ -1,6 +1,7 @@
 //! Where the time of opening a large store goes, step by step: reading the
 //! snapshot, checking its frames, decoding the state, the vectors (as the
-//! lazy path reads them) and the stored indexes; then `Log::open` whole.
+//! lazy path reads them) and the stored indexes, a search without an index
+//! and the vector index's build; then `Log::open` whole.
 //!
 //!     cargo run --release -p engine --example open_profile -- STORE_DIR [compact]
 //!
@@ -81,6 +82,21 @@ fn main() {
         };
         let (mut ix, used) = Indexes::restore(&state, Some(derived));
         println!("indexes (stored {used}): {}", ms(t));
+        // One search without an index (what a process's first semantic
+        // recall does), with a row of the store as the query.
+        let t = Instant::now();
+        let tenants = engine::index::vector_rows(&state, None);
+        println!("rows per tenant: {}", ms(t));
+        let t = Instant::now();
+        for rows in tenants.values() {
+            if let Some((_, row, cjk)) = rows.first() {
+                let query = Vectors::decode(row);
+                let dim = state.vectors.dim as usize;
+                engine::index::vector::search_rows(dim, rows, &query, 60, |_| true, *cjk);
+            }
+        }
+        println!("search without an index: {}", ms(t));
+        drop(tenants);
         let t = Instant::now();
         ix.ensure_vectors(&state);
         println!("vector index built: {}", ms(t));

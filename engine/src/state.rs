@@ -278,15 +278,6 @@ impl Vectors {
             *x = half_to_f32(u16::from_le_bytes([b[0], b[1]]));
         }
     }
-
-    /// The dot product of stored bytes with `query`, decoding on the way.
-    pub fn dot(bytes: &[u8], query: &[f32]) -> f32 {
-        bytes
-            .chunks_exact(2)
-            .zip(query)
-            .map(|(b, q)| half_to_f32(u16::from_le_bytes([b[0], b[1]])) * q)
-            .sum()
-    }
 }
 
 /// An IEEE half's value, by arithmetic the compiler can vectorise (opening

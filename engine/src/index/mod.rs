@@ -33,6 +33,9 @@ pub struct Indexes {
     /// so that calls that never search vectors do not pay for them.
     vector: HashMap<String, VectorIndex>,
     vectors_built: bool,
+    /// Whether a semantic search was answered straight from the rows
+    /// ([`Indexes::search_unindexed`]).
+    searched_unindexed: bool,
     vector_model: String,
     /// Entities and triples per tenant.
     pub graph: GraphIndex,
@@ -60,6 +63,35 @@ pub fn dedup_key(scope: &Scope, kind: Kind, content: &str) -> u64 {
     h.finish()
 }
 
+/// Per tenant (or only `tenant`'s), its searchable rows in atom order:
+/// (atom, stored vector, CJK bucket); none of a destroyed atom. Empty
+/// before the state's rows are read.
+pub fn vector_rows<'a>(
+    state: &'a State,
+    tenant: Option<&str>,
+) -> HashMap<&'a str, Vec<(AtomId, Row, bool)>> {
+    let mut tenants: HashMap<&str, Vec<(AtomId, Row, bool)>> = HashMap::new();
+    let Some(stored) = state.vectors.rows() else {
+        return tenants;
+    };
+    // Atoms and rows are both ordered by atom: walked side by side, no
+    // lookup per row.
+    let mut rows_in_order = stored.iter().peekable();
+    for atom in state.atoms.values() {
+        if tenant.is_some_and(|t| t != atom.scope.tenant_id) {
+            continue;
+        }
+        let rows = tenants.entry(&atom.scope.tenant_id).or_default();
+        while rows_in_order.next_if(|(id, _)| **id < atom.id).is_some() {}
+        if let Some((_, row)) = rows_in_order.next_if(|(id, _)| **id == atom.id)
+            && !atom.exposure.destroyed()
+        {
+            rows.push((atom.id, row.clone(), tokenize::is_cjk_text(&atom.content)));
+        }
+    }
+    tenants
+}
+
 impl Indexes {
     pub fn build(state: &State) -> Indexes {
         let mut indexes = Indexes {
@@ -70,6 +102,17 @@ impl Indexes {
             indexes.upsert_text(atom, state);
         }
         indexes
+    }
+
+    /// Whether the next semantic search should go straight over the rows
+    /// ([`vector::search_rows`]) instead of building the indexes: the
+    /// first of a process does, later ones build them once and use them.
+    /// A process that searches once (every `hmg recall`, every hook) never
+    /// builds an index; a long-lived one pays one extra scan.
+    pub fn search_unindexed(&mut self) -> bool {
+        let first = !self.vectors_built && !self.searched_unindexed;
+        self.searched_unindexed = true;
+        first
     }
 
     /// Builds the vector indexes if this is their first use.
@@ -83,26 +126,8 @@ impl Indexes {
 
     /// The vector indexes of every tenant, from the state's vectors.
     fn build_vectors(&mut self, state: &State) {
-        // Per tenant: (atom, stored vector, CJK bucket).
-        type Rows = Vec<(AtomId, Row, bool)>;
-        let Some(stored) = state.vectors.rows() else {
-            return;
-        };
-        let mut tenants: HashMap<&str, Rows> = HashMap::new();
-        // Atoms and rows are both ordered by atom: walked side by side, no
-        // lookup per row.
-        let mut rows_in_order = stored.iter().peekable();
-        for atom in state.atoms.values() {
-            let rows = tenants.entry(&atom.scope.tenant_id).or_default();
-            while rows_in_order.next_if(|(id, _)| **id < atom.id).is_some() {}
-            if let Some((_, row)) = rows_in_order.next_if(|(id, _)| **id == atom.id)
-                && !atom.exposure.destroyed()
-            {
-                rows.push((atom.id, row.clone(), tokenize::is_cjk_text(&atom.content)));
-            }
-        }
         let dim = state.vectors.dim as usize;
-        for (tenant, rows) in tenants {
+        for (tenant, rows) in vector_rows(state, None) {
             self.vector
                 .insert(tenant.to_owned(), VectorIndex::from_rows(dim, rows));
         }

@@ -199,7 +199,9 @@ pub fn runs(folded: &str) -> Vec<(&str, bool)> {
 /// Text holding two or more CJK characters (the script bucket of a memory
 /// or a query for language-neutral scoring).
 pub fn is_cjk_text(text: &str) -> bool {
-    text.chars().filter(|c| is_cjk(*c)).nth(1).is_some()
+    // Most memories are ASCII, told at a word a time without decoding
+    // characters (a first semantic search asks this of every memory).
+    !text.is_ascii() && text.chars().filter(|c| is_cjk(*c)).nth(1).is_some()
 }
 
 /// Whether a folded CJK word is a function word (的, 了, 什么, 来着…).

@@ -29,6 +29,11 @@
 //! pass it, the depth grows (up to every row, the exact search), so scope
 //! filtering never silently shortens a result. Its agreement with the
 //! exact search is measured (`--bin scale`) and property-tested.
+//!
+//! Building an index costs several passes over every row; a process that
+//! searches once (every `hmg recall`) is better served by
+//! [`search_rows`]: the same exact scores straight from the stored rows,
+//! in two passes.
 
 use std::collections::HashMap;
 
@@ -142,34 +147,83 @@ fn code(x: f32, inverse: f32) -> i8 {
 }
 
 /// Symmetric per-vector int8 quantisation of `v`, codes appended to
-/// `codes`: scale, ‖x̂‖, ‖x − x̂‖ and ‖x‖².
-fn quantize_into(v: &[f32], codes: &mut Vec<i8>) -> (f32, f32, f32, f32) {
+/// `codes`: scale, ‖x̂‖ and ‖x − x̂‖.
+fn quantize_into(v: &[f32], codes: &mut Vec<i8>) -> (f32, f32, f32) {
     let max = v.iter().fold(0f32, |m, x| m.max(x.abs()));
     let scale = if max > 0.0 { max / 127.0 } else { 1.0 };
     // Separate simple loops: the accumulators stay in registers.
     let start = codes.len();
     let inverse = 1.0 / scale;
     codes.extend(v.iter().map(|x| code(*x, inverse)));
-    let (mut norm, mut residual, mut square) = (0f32, 0f32, 0f32);
+    let (mut norm, mut residual) = (0f32, 0f32);
     for (x, &c) in v.iter().zip(&codes[start..]) {
         let q = f32::from(c) * scale;
         norm += q * q;
         residual += (x - q) * (x - q);
-        square += x * x;
     }
-    (scale, norm.sqrt(), residual.sqrt(), square)
+    (scale, norm.sqrt(), residual.sqrt())
 }
 
 /// [`quantize_into`] a new vector: codes, scale, ‖x̂‖, ‖x − x̂‖.
 fn quantize(v: &[f32]) -> (Vec<i8>, f32, f32, f32) {
     let mut codes = Vec::with_capacity(v.len());
-    let (scale, norm, residual, _) = quantize_into(v, &mut codes);
+    let (scale, norm, residual) = quantize_into(v, &mut codes);
     (codes, scale, norm, residual)
 }
 
-/// A dot product (0 against an empty vector: no mean yet).
+/// Partial sums a dot product keeps: eight interleaved sums vectorise (one
+/// running sum is a chain of dependent adds), then they are added in order.
+const LANES: usize = 8;
+
+/// A dot product (0 against an empty vector: no mean yet), summed in
+/// [`LANES`] partial sums. Every score of this module is summed this way,
+/// so a search over the rows and a search of the index agree to the bit.
 fn dot(a: &[f32], b: &[f32]) -> f32 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
+    let n = a.len().min(b.len());
+    let (a, b) = (&a[..n], &b[..n]);
+    let mut acc = [0f32; LANES];
+    for (x, y) in a.chunks_exact(LANES).zip(b.chunks_exact(LANES)) {
+        for l in 0..LANES {
+            acc[l] += x[l] * y[l];
+        }
+    }
+    let rest = a.chunks_exact(LANES).remainder();
+    let rest = rest.iter().zip(b.chunks_exact(LANES).remainder());
+    added(acc) + rest.fold(0.0, |s, (x, y)| s + x * y)
+}
+
+/// `(v·q, v·v, v·m)` in one pass, each exactly as [`dot`] sums it; `q` and
+/// `m` as long as `v`.
+fn dots(v: &[f32], q: &[f32], m: &[f32]) -> (f32, f32, f32) {
+    let (mut vq, mut vv, mut vm) = ([0f32; LANES], [0f32; LANES], [0f32; LANES]);
+    let chunks = v
+        .chunks_exact(LANES)
+        .zip(q.chunks_exact(LANES))
+        .zip(m.chunks_exact(LANES));
+    for ((x, y), z) in chunks {
+        for l in 0..LANES {
+            vq[l] += x[l] * y[l];
+            vv[l] += x[l] * x[l];
+            vm[l] += x[l] * z[l];
+        }
+    }
+    let at = v.len() - v.len() % LANES;
+    let tail = |other: &[f32]| {
+        v[at..]
+            .iter()
+            .zip(&other[at..])
+            .fold(0.0, |s, (x, y)| s + x * y)
+    };
+    (
+        added(vq) + tail(q),
+        added(vv) + tail(v),
+        added(vm) + tail(m),
+    )
+}
+
+/// The partial sums of [`dot`], added in order.
+fn added(acc: [f32; LANES]) -> f32 {
+    acc.iter().fold(0.0, |s, x| s + x)
 }
 
 fn int_dot(a: &[i8], b: &[i8]) -> i32 {
@@ -177,6 +231,191 @@ fn int_dot(a: &[i8], b: &[i8]) -> i32 {
         .zip(b)
         .map(|(&x, &y)| i32::from(x) * i32::from(y))
         .sum()
+}
+
+/// A query centred on its script bucket's mean, and what a row's centred
+/// cosine needs of it: `cos(q', d − m_b) = (q'·d − q'·m_b) / (‖q'‖ ·
+/// ‖d − m_b‖)`, with `‖d − m_b‖² = ‖d‖² − 2 d·m_b + ‖m_b‖²`.
+struct Centred {
+    query: Vec<f32>,
+    length: f32,
+    /// Per bucket: `q'·m_b` and `‖m_b‖²`.
+    offsets: [f32; 2],
+    squares: [f32; 2],
+}
+
+impl Centred {
+    /// `None` unless both buckets have a mean and the centred query is not
+    /// (nearly) zero: then scoring is the plain dot product.
+    fn new(query: &[f32], means: &[Vec<f32>; 2], cjk: bool) -> Option<Centred> {
+        if means.iter().any(Vec::is_empty) {
+            return None;
+        }
+        let centred: Vec<f32> = query
+            .iter()
+            .zip(&means[usize::from(cjk)])
+            .map(|(q, m)| q - m)
+            .collect();
+        let length = dot(&centred, &centred).sqrt();
+        (length >= 1e-6).then(|| Centred {
+            offsets: [dot(&centred, &means[0]), dot(&centred, &means[1])],
+            squares: [dot(&means[0], &means[0]), dot(&means[1], &means[1])],
+            query: centred,
+            length,
+        })
+    }
+
+    /// The `(offset, scale)` of a row of bucket `b` with `‖d‖²` `square`
+    /// and `d·m_b` `dm`: its score is `(q'·d − offset) · scale`.
+    fn transform(&self, b: usize, square: f32, dm: f32) -> (f32, f32) {
+        let norm = (square - 2.0 * dm + self.squares[b]).max(1e-6).sqrt();
+        (self.offsets[b], 1.0 / (self.length * norm))
+    }
+}
+
+/// Rows a block of [`Sums`] adds in f32 before adding the block in f64.
+const BLOCK: usize = 32;
+
+/// Per bucket, the sum of many rows at once (building an index, or a search
+/// without one): in f32 over blocks of [`BLOCK`] rows, each block then
+/// added to an f64 sum — an f64 add per value was most of a pass over
+/// every row. Both sum in row order, so they take the same means.
+struct Sums {
+    total: [Vec<f64>; 2],
+    block: [Vec<f32>; 2],
+    in_block: [usize; 2],
+}
+
+impl Sums {
+    fn new(dim: usize) -> Sums {
+        Sums {
+            total: [vec![0.0; dim], vec![0.0; dim]],
+            block: [vec![0.0; dim], vec![0.0; dim]],
+            in_block: [0; 2],
+        }
+    }
+
+    fn add(&mut self, v: &[f32], b: usize) {
+        for (s, x) in self.block[b].iter_mut().zip(v) {
+            *s += x;
+        }
+        self.in_block[b] += 1;
+        if self.in_block[b] == BLOCK {
+            self.flush(b);
+        }
+    }
+
+    fn flush(&mut self, b: usize) {
+        for (t, s) in self.total[b].iter_mut().zip(&mut self.block[b]) {
+            *t += f64::from(*s);
+            *s = 0.0;
+        }
+        self.in_block[b] = 0;
+    }
+
+    fn finish(mut self) -> [Vec<f64>; 2] {
+        self.flush(0);
+        self.flush(1);
+        self.total
+    }
+}
+
+/// Visits `items` (score, row) by falling score, ties in `order`, sorting
+/// a chunk of at least `first` at a time (the first chunk usually
+/// suffices: no full sort), until `visit` returns false.
+fn by_falling_score(
+    items: &mut [(f32, usize)],
+    first: usize,
+    order: impl Fn(&(f32, usize), &(f32, usize)) -> std::cmp::Ordering,
+    mut visit: impl FnMut(f32, usize) -> bool,
+) {
+    let (mut sorted, mut next) = (0, 0);
+    while next < items.len() {
+        if next == sorted {
+            let rest = &mut items[sorted..];
+            let chunk = first.max(sorted).min(rest.len());
+            if chunk < rest.len() {
+                rest.select_nth_unstable_by(chunk - 1, &order);
+            }
+            rest[..chunk].sort_unstable_by(&order);
+            sorted += chunk;
+        }
+        let (score, at) = items[next];
+        next += 1;
+        if !visit(score, at) {
+            return;
+        }
+    }
+}
+
+/// One search straight over stored rows (id, f16 bytes, CJK bucket; ids
+/// distinct and ascending), without building an index: exactly what
+/// [`VectorIndex::from_rows`] over the same rows followed by
+/// [`VectorIndex::search_neutral`] returns while that search is exact (up
+/// to [`APPROXIMATE_ABOVE`] rows; above it, the exact answer the
+/// approximate search approaches). Two passes over the rows (the bucket
+/// means, then the scores) cost a fraction of building the index, so a
+/// process that searches once should not build one.
+pub fn search_rows(
+    dim: usize,
+    rows: &[(AtomId, Row, bool)],
+    query: &[f32],
+    k: usize,
+    accept: impl Fn(AtomId) -> bool,
+    cjk: bool,
+) -> (Vec<(AtomId, f32)>, bool) {
+    if k == 0 || query.len() != dim {
+        return (Vec::new(), false);
+    }
+    let fits = |row: &Row| row.len() == dim * 2;
+    let mut counts = [0usize; 2];
+    for (_, row, c) in rows {
+        counts[usize::from(*c)] += usize::from(fits(row));
+    }
+    let mut v = vec![0f32; dim];
+    // The bucket means, summed in row order as the index sums them.
+    let mut means: [Vec<f32>; 2] = Default::default();
+    if counts.iter().all(|n| *n >= MIN_BUCKET) {
+        let mut sums = Sums::new(dim);
+        for (_, row, c) in rows.iter().filter(|r| fits(&r.1)) {
+            Vectors::decode_into(row, &mut v);
+            sums.add(&v, usize::from(*c));
+        }
+        let sums = sums.finish();
+        for b in 0..2 {
+            let n = counts[b] as f64;
+            means[b] = sums[b].iter().map(|s| (s / n) as f32).collect();
+        }
+    }
+    let centred = Centred::new(query, &means, cjk);
+    let mut scored: Vec<(f32, usize)> = Vec::with_capacity(rows.len());
+    for (at, (_, row, c)) in rows.iter().enumerate() {
+        if !fits(row) {
+            continue;
+        }
+        Vectors::decode_into(row, &mut v);
+        let score = match &centred {
+            None => dot(&v, query),
+            Some(q) => {
+                let b = usize::from(*c);
+                let (exact, square, dm) = dots(&v, &q.query, &means[b]);
+                let (offset, scale) = q.transform(b, square, dm);
+                (exact - offset) * scale
+            }
+        };
+        scored.push((score, at));
+    }
+    let order = |a: &(f32, usize), b: &(f32, usize)| {
+        b.0.total_cmp(&a.0).then(rows[a.1].0.cmp(&rows[b.1].0))
+    };
+    let mut hits = Vec::with_capacity(k);
+    by_falling_score(&mut scored, 4 * k + 64, order, |score, at| {
+        if accept(rows[at].0) {
+            hits.push((rows[at].0, score));
+        }
+        hits.len() < k
+    });
+    (hits, centred.is_some())
 }
 
 impl VectorIndex {
@@ -233,6 +472,10 @@ impl VectorIndex {
         self.remove(id);
         let b = usize::from(cjk);
         self.push(id, stored, &v, b);
+        self.sums[b].resize(self.dim, 0.0);
+        for (s, x) in self.sums[b].iter_mut().zip(&v) {
+            *s += f64::from(*x);
+        }
         self.dm.push(dot(&v, &self.means[b]));
         let at = self.sketches.len();
         self.sketches.resize(at + words(self.dim), 0);
@@ -241,10 +484,11 @@ impl VectorIndex {
     }
 
     /// Appends a row (decoded `v` of its `stored` bytes) to bucket `b`:
-    /// its codes and bounds, and the bucket's sum and count — everything
-    /// but its `d·m` and sketch, which follow the bucket's mean.
+    /// its codes and bounds, and the bucket's count — everything but the
+    /// bucket's sum, its `d·m` and sketch, which follow the bucket's mean.
     fn push(&mut self, id: AtomId, stored: Row, v: &[f32], b: usize) {
-        let (scale, norm, residual, square) = quantize_into(v, &mut self.codes);
+        let (scale, norm, residual) = quantize_into(v, &mut self.codes);
+        let square = dot(v, v);
         self.slot.insert(id, self.ids.len());
         self.ids.push(id);
         self.exact.push(stored);
@@ -253,10 +497,6 @@ impl VectorIndex {
         self.residuals.push(residual);
         self.buckets.push(b as u8);
         self.squares.push(square);
-        self.sums[b].resize(self.dim, 0.0);
-        for (s, x) in self.sums[b].iter_mut().zip(v) {
-            *s += f64::from(*x);
-        }
         self.counts[b] += 1;
     }
 
@@ -291,13 +531,16 @@ impl VectorIndex {
         index.exact.reserve_exact(n);
         index.buckets.reserve_exact(n);
         let mut v = vec![0f32; dim];
+        let mut sums = Sums::new(dim);
         for (id, stored, cjk) in rows {
             if stored.len() != dim * 2 || index.slot.contains_key(&id) {
                 continue;
             }
             Vectors::decode_into(&stored, &mut v);
             index.push(id, stored, &v, usize::from(cjk));
+            sums.add(&v, usize::from(cjk));
         }
+        index.sums = sums.finish();
         index.dm = vec![0.0; index.ids.len()];
         index.sketches = vec![0; index.ids.len() * words(dim)];
         for b in 0..2 {
@@ -399,7 +642,7 @@ impl VectorIndex {
     }
 
     fn exact_score(&self, at: usize, query: &[f32]) -> f32 {
-        Vectors::dot(self.row(at), query)
+        dot(&Vectors::decode(self.row(at)), query)
     }
 
     fn transformed(
@@ -436,32 +679,16 @@ impl VectorIndex {
         accept: impl Fn(AtomId) -> bool,
         cjk: bool,
     ) -> (Vec<(AtomId, f32)>, bool) {
-        if !self.neutral() || k == 0 || query.len() != self.dim {
-            return (self.search(query, k, accept), false);
+        if k == 0 || query.len() != self.dim {
+            return (Vec::new(), false);
         }
-        let centred: Vec<f32> = query
-            .iter()
-            .zip(&self.means[usize::from(cjk)])
-            .map(|(q, m)| q - m)
-            .collect();
-        let length = dot(&centred, &centred).sqrt();
-        if length < 1e-6 {
+        let Some(centred) = Centred::new(query, &self.means, cjk) else {
             return (self.search(query, k, accept), false);
-        }
-        let offsets = [dot(&centred, &self.means[0]), dot(&centred, &self.means[1])];
-        let squares = [
-            dot(&self.means[0], &self.means[0]),
-            dot(&self.means[1], &self.means[1]),
-        ];
-        // cos(q', d − m_b) = (q'·d − q'·m_b) / (‖q'‖ · ‖d − m_b‖)
-        let transform = |at: usize| {
-            let b = usize::from(self.buckets[at]);
-            let norm = (self.squares[at] - 2.0 * self.dm[at] + squares[b])
-                .max(1e-6)
-                .sqrt();
-            (offsets[b], 1.0 / (length * norm))
         };
-        (self.top_k(&centred, k, accept, transform), true)
+        let transform = |at: usize| {
+            centred.transform(usize::from(self.buckets[at]), self.squares[at], self.dm[at])
+        };
+        (self.top_k(&centred.query, k, accept, transform), true)
     }
 
     /// The search: approximate above the threshold (the sketch scan picks
@@ -534,34 +761,18 @@ impl VectorIndex {
             })
             .collect();
         let by_bound = |a: &(f32, usize), b: &(f32, usize)| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1));
-        let rank = |hits: &mut Vec<(AtomId, f32)>| {
-            hits.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-        };
         let mut exact: Vec<(AtomId, f32)> = Vec::with_capacity(k + 1);
-        // Sorted by bound a chunk at a time (the first usually suffices).
-        let (mut sorted, mut next) = (0, 0);
-        while next < bounds.len() {
-            if next == sorted {
-                let rest = &mut bounds[sorted..];
-                let chunk = (4 * k + 64).max(sorted).min(rest.len());
-                if chunk < rest.len() {
-                    rest.select_nth_unstable_by(chunk - 1, by_bound);
-                }
-                rest[..chunk].sort_unstable_by(by_bound);
-                sorted += chunk;
-            }
-            let (upper, at) = bounds[next];
-            next += 1;
+        by_falling_score(&mut bounds, 4 * k + 64, by_bound, |upper, at| {
             if exact.len() == k && exact.last().is_some_and(|h| upper < h.1) {
-                break;
+                return false;
             }
-            if !accept(self.ids[at]) {
-                continue;
+            if accept(self.ids[at]) {
+                exact.push((self.ids[at], self.transformed(at, query, &transform)));
+                exact.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+                exact.truncate(k);
             }
-            exact.push((self.ids[at], self.transformed(at, query, &transform)));
-            rank(&mut exact);
-            exact.truncate(k);
-        }
+            true
+        });
         exact
     }
 }
@@ -702,6 +913,48 @@ mod tests {
                     prop_assert!((g.1 - w.1).abs() < 1e-3, "{:?} vs {:?}", got, want);
                 }
                 prop_assert_eq!(got.len(), want.len());
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        /// A search straight over the rows returns what building the index
+        /// over them and searching it returns, to the last bit: neutral or
+        /// not, with a filter, with ties, with rows of another dimension.
+        #[test]
+        fn searching_rows_equals_searching_their_index(
+            raw in prop::collection::vec((prop::collection::vec(-1f32..1.0, 8), any::<bool>()), 0..140),
+            query in prop::collection::vec(-1f32..1.0, 8),
+            cjk in any::<bool>(),
+            k in 0usize..15,
+            skip in 0u128..4,
+            odd in prop::collection::vec(0usize..140, 0..3),
+        ) {
+            let mut rows: Vec<(AtomId, Row, bool)> = raw
+                .into_iter()
+                .enumerate()
+                .map(|(i, (v, b))| (AtomId(i as u128 * 3), stored(&unit(v)), b))
+                .collect();
+            if rows.len() > 3 {
+                // An exact tie, to be ordered by id.
+                rows[3].1 = rows[1].1.clone();
+            }
+            for at in odd {
+                if let Some(row) = rows.get_mut(at) {
+                    row.1 = stored(&[0.5; 4]);
+                }
+            }
+            let query = unit(query);
+            let accept = |id: AtomId| skip == 0 || id.0 % 4 != skip;
+            let index = VectorIndex::from_rows(8, rows.clone());
+            let want = index.search_neutral(&query, k, accept, cjk);
+            let got = search_rows(8, &rows, &query, k, accept, cjk);
+            prop_assert_eq!(got.1, want.1);
+            prop_assert_eq!(got.0.len(), want.0.len());
+            for (g, w) in got.0.iter().zip(&want.0) {
+                prop_assert_eq!(g.0, w.0);
+                prop_assert_eq!(g.1.to_bits(), w.1.to_bits());
             }
         }
     }

@@ -47,6 +47,8 @@ use crate::error::Result;
 use crate::index::keyword::{Facts, KeywordHit, Matches};
 use crate::index::temporal::{self, Window};
 use crate::index::tokenize::{is_cjk_text, tokens};
+use crate::index::vector::search_rows;
+use crate::index::vector_rows;
 use crate::log::backend::Backend;
 use crate::memory::Memory;
 use crate::ops::graph::{Edge as GraphEdge, GraphScope, Node};
@@ -525,15 +527,20 @@ impl<B: Backend> Memory<B> {
             return Ok(());
         }
         self.read_vectors()?;
-        self.indexes.ensure_vectors(&self.state);
-        if self
-            .indexes
-            .vector(&req.scope.tenant_id)
-            .is_none_or(|v| v.is_empty())
-        {
-            return Ok(());
-        }
-        let Some(embedder) = self.embedder() else {
+        let tenant = req.scope.tenant_id.as_str();
+        // The first search of a process goes straight over the tenant's
+        // rows; later ones build the index once and use it.
+        let rows = if self.indexes.search_unindexed() {
+            vector_rows(&self.state, Some(tenant)).remove(tenant)
+        } else {
+            self.indexes.ensure_vectors(&self.state);
+            None
+        };
+        let searchable = match &rows {
+            Some(rows) => !rows.is_empty(),
+            None => self.indexes.vector(tenant).is_some_and(|v| !v.is_empty()),
+        };
+        let Some(embedder) = self.embedder().filter(|_| searchable) else {
             return Ok(());
         };
         let query = match embedder.embed(&[text], Role::Query) {
@@ -543,20 +550,24 @@ impl<B: Backend> Memory<B> {
                 return Ok(());
             }
         };
-        let Some(index) = self.indexes.vector(&req.scope.tenant_id) else {
-            return Ok(());
-        };
         let accept = |id: AtomId| {
             self.state
                 .atom(id)
                 .is_some_and(|atom| self.recallable(atom, req))
         };
-        let (hits, neutral) = index.search_neutral(
-            &query,
-            limit + SEMANTIC_CANDIDATES,
-            accept,
-            is_cjk_text(text),
-        );
+        let (k, cjk) = (limit + SEMANTIC_CANDIDATES, is_cjk_text(text));
+        let (hits, neutral) = match (&rows, self.indexes.vector(tenant)) {
+            (Some(rows), _) => search_rows(
+                self.state.vectors.dim as usize,
+                rows,
+                &query,
+                k,
+                accept,
+                cjk,
+            ),
+            (None, Some(index)) => index.search_neutral(&query, k, accept, cjk),
+            (None, None) => return Ok(()),
+        };
         for (id, cosine) in hits {
             out.entry(id).or_default().semantic = semantic_signal(cosine, neutral);
         }

@@ -163,10 +163,72 @@ fn a_keyword_only_recall_builds_no_vector_index() {
         assert_eq!(h.recall("ECS").len(), 1);
         assert!(h.memory.indexes.vector(&tenant).is_none());
     }
-    // With the model they were made with, the first recall builds it.
+    // With the model they were made with, the first recall searches the
+    // rows without an index, the second builds it.
     h.reopen(Some(HashedEmbedder::new(64)));
     assert_eq!(h.recall("ECS").len(), 1);
+    assert!(h.memory.indexes.vector(&tenant).is_none());
+    assert_eq!(h.recall("ECS").len(), 1);
     assert_eq!(h.memory.indexes.vector(&tenant).map(|v| v.len()), Some(1));
+}
+
+#[test]
+fn the_first_recall_without_an_index_answers_as_the_index_does() {
+    let (mut h, _) = with_vectors();
+    // Both scripts past the bucket minimum (language-neutral scoring), a
+    // negated memory and one of another branch the filter must leave out.
+    let en = [
+        "cache", "invoice", "deploy", "backup", "tokens", "billing", "cluster",
+    ];
+    let zh = ["快取", "發票", "部署", "備份", "權杖", "帳單", "叢集"];
+    for i in 0..30 {
+        let (a, b) = (en[i % 7], en[(i / 7) % 7]);
+        h.id(&format!("{a} and {b} checklist number {i}"));
+        h.id(&format!(
+            "{}與{}的第 {i} 份清單",
+            zh[i % 7],
+            zh[(i / 3) % 7]
+        ));
+    }
+    let negated = h.id("deploy rollback plan for the blue green cluster");
+    h.correct(negated, CorrectAction::Negate, None);
+    let mut other = h.scope.clone();
+    other.branch = Some("feature".into());
+    let hidden = h
+        .memorize_in(
+            "deploy the blue green cluster from the feature branch",
+            &other,
+        )
+        .atom_id
+        .unwrap();
+    h.memory.compact().unwrap();
+    for query in ["deploy the cluster", "部署叢集", "billing 備份"] {
+        h.reopen(Some(HashedEmbedder::new(64)));
+        let req = RecallRequest {
+            query: query.into(),
+            scope: h.scope.clone(),
+            explain: true,
+            max_results: Some(12),
+            ..Default::default()
+        };
+        let first = h.recall_with(req.clone());
+        assert!(h.memory.indexes.vector(&h.scope.tenant_id).is_none());
+        let second = h.recall_with(req);
+        assert!(h.memory.indexes.vector(&h.scope.tenant_id).is_some());
+        assert_eq!(first, second, "{query}");
+        assert!(
+            first
+                .iter()
+                .all(|r| r.atom_id != negated && r.atom_id != hidden)
+        );
+        assert!(
+            first.iter().any(|r| r
+                .explain
+                .iter()
+                .any(|s| s.name == "semantic" && s.value > 0.0)),
+            "{query}: {first:?}"
+        );
+    }
 }
 
 #[test]
