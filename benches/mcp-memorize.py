@@ -1,13 +1,17 @@
 """Memorize throughput through a real hmg-mcp server with the model (issue 15).
 
-    python3 benches/mcp-memorize.py [N]     (after ./setup.sh --build)
+    python3 benches/mcp-memorize.py [N [STORE]]     (after ./setup.sh --build)
 
-Starts hmg-mcp on a fresh store, sends N memory_memorize calls pipelined
-(all written before the first answer is read), and prints memorizes per
-second from the first request to the last answer.
+Starts hmg-mcp on a fresh store (or on a copy of STORE), sends N
+memory_memorize calls pipelined (all written before the first answer is
+read), and prints memorizes per second from the first request to the last
+answer, and the server's peak memory (VmHWM). On a machine with a second
+core the server embeds queued writes in a second instance; `taskset -c 0`
+shows one core.
 """
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -20,7 +24,10 @@ TARGET = Path(os.environ.get("CARGO_TARGET_DIR", Path.home() / ".cache/hmg/targe
 def main():
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 200
     with tempfile.TemporaryDirectory() as tmp:
-        mcp = subprocess.Popen([str(TARGET / "release/hmg-mcp"), "--store", tmp, "--timeout-ms", "600000"],
+        store = os.path.join(tmp, "store")
+        if len(sys.argv) > 2:
+            shutil.copytree(sys.argv[2], store)
+        mcp = subprocess.Popen([str(TARGET / "release/hmg-mcp"), "--store", store, "--timeout-ms", "600000"],
                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                cwd=tmp, text=True, bufsize=1)
         send = lambda msg: mcp.stdin.write(json.dumps(msg) + "\n")
@@ -42,9 +49,11 @@ def main():
             reply = json.loads(mcp.stdout.readline())
             applied += '"applied"' in json.dumps(reply)
         secs = time.perf_counter() - started
+        with open(f"/proc/{mcp.pid}/status") as f:
+            peak = next(int(l.split()[1]) // 1024 for l in f if l.startswith("VmHWM"))
         mcp.stdin.close()
         mcp.wait()
-    print(f"{n} memorize calls through hmg-mcp: {secs:.1f} s, {n / secs:.1f}/s ({applied} applied)")
+    print(f"{n} memorize calls through hmg-mcp: {secs:.1f} s, {n / secs:.1f}/s ({applied} applied), peak RSS {peak} MB")
 
 
 if __name__ == "__main__":

@@ -282,36 +282,56 @@ fn redactions() -> Vec<wit::Redaction> {
         .collect()
 }
 
+/// The engine's configuration from the one a host passes.
+fn store_config(config: wit::StoreConfig) -> Config {
+    let defaults = Config::default();
+    Config {
+        max_content_bytes: config
+            .max_content_bytes
+            .map_or(defaults.max_content_bytes, |b| b as usize),
+        compact_log_bytes: config
+            .compact_log_bytes
+            .unwrap_or(defaults.compact_log_bytes),
+        brief_budget_chars: config
+            .brief_budget_chars
+            .map_or(defaults.brief_budget_chars, |b| b as usize),
+        model_dir: config.model_dir.map(Into::into),
+        salvage: config.salvage.unwrap_or(false),
+        personal_data: config.personal_data.map_or(defaults.personal_data, |p| {
+            crate::text::secrets::PersonalData {
+                payment_cards: p.payment_cards,
+                national_ids: p.national_ids,
+                emails: p.emails,
+                phones: p.phones,
+            }
+        }),
+        ..defaults
+    }
+}
+
+fn ahead_embeddings(model: String, items: Vec<(String, Vec<f32>)>) -> wit::AheadEmbeddings {
+    wit::AheadEmbeddings {
+        model,
+        items: items
+            .into_iter()
+            .map(|(content, vector)| wit::AheadEmbedding { content, vector })
+            .collect(),
+    }
+}
+
 impl GuestStore for StoreResource {
     fn open(dir: String, config: wit::StoreConfig) -> WitResult<StoreHandle> {
-        let defaults = Config::default();
-        let config = Config {
-            max_content_bytes: config
-                .max_content_bytes
-                .map_or(defaults.max_content_bytes, |b| b as usize),
-            compact_log_bytes: config
-                .compact_log_bytes
-                .unwrap_or(defaults.compact_log_bytes),
-            brief_budget_chars: config
-                .brief_budget_chars
-                .map_or(defaults.brief_budget_chars, |b| b as usize),
-            model_dir: config.model_dir.map(Into::into),
-            salvage: config.salvage.unwrap_or(false),
-            personal_data: config.personal_data.map_or(defaults.personal_data, |p| {
-                crate::text::secrets::PersonalData {
-                    payment_cards: p.payment_cards,
-                    national_ids: p.national_ids,
-                    emails: p.emails,
-                    phones: p.phones,
-                }
-            }),
-            ..defaults
-        };
+        let config = store_config(config);
         let backend = FsBackend::new(&dir).map_err(|e| wit::Error::Io(format!("{dir}: {e}")))?;
         let memory = Memory::open(backend, config, Box::new(SystemEnv)).map_err(error)?;
         Ok(StoreHandle::new(StoreResource {
             memory: RefCell::new(memory),
         }))
+    }
+
+    fn embed_detached(config: wit::StoreConfig, texts: Vec<String>) -> wit::AheadEmbeddings {
+        let (model, items) = crate::memory::embed_detached(&store_config(config), &texts, None);
+        ahead_embeddings(model, items)
     }
 
     fn memorize(&self, req: wit::MemorizeRequest) -> WitResult<wit::MemorizeResult> {
@@ -522,13 +542,7 @@ impl GuestStore for StoreResource {
 
     fn take_ahead(&self) -> wit::AheadEmbeddings {
         let (model, items) = self.memory.borrow_mut().take_ahead();
-        wit::AheadEmbeddings {
-            model,
-            items: items
-                .into_iter()
-                .map(|(content, vector)| wit::AheadEmbedding { content, vector })
-                .collect(),
-        }
+        ahead_embeddings(model, items)
     }
 
     fn give_ahead(&self, embeddings: wit::AheadEmbeddings) -> u32 {

@@ -142,6 +142,53 @@ pub struct Memory<B: Backend> {
 /// At most this many embeddings wait for their write; more start afresh.
 const AHEAD_MAX: usize = 20_000;
 
+/// `texts` as a write under `config` would store them (admitted and
+/// redacted; those it would refuse left out), sorted, without duplicates.
+fn admitted(config: &Config, texts: &[String]) -> Vec<String> {
+    crate::text::set_policy(config.personal_data);
+    let max = config.max_content_bytes;
+    let mut contents: Vec<String> = texts
+        .iter()
+        .filter_map(|t| crate::text::admit(t, max, "content").ok())
+        .collect();
+    contents.sort_unstable();
+    contents.dedup();
+    // What admission noted belongs to no call's result.
+    let _ = crate::text::take_redactions();
+    contents
+}
+
+/// What [`Memory::embed_ahead`] followed by [`Memory::take_ahead`] hands
+/// out, made with no store open: a host's second instance embeds the
+/// contents of writes queued behind the one its first instance is running,
+/// and hands them over (`give-ahead`). Uses `embedder`, or else the model
+/// in `config.model_dir` (loaded once per instance). Without a model, or if
+/// it fails, nothing (the write embeds what is missing, or says why).
+pub fn embed_detached(
+    config: &Config,
+    texts: &[String],
+    embedder: Option<&mut dyn Embedder>,
+) -> (String, Vec<(String, Vec<f32>)>) {
+    let contents = admitted(config, texts);
+    let run = |e: &mut dyn Embedder| {
+        let texts: Vec<&str> = contents.iter().map(String::as_str).collect();
+        let vectors = e.embed(&texts, Role::Passage).unwrap_or_default();
+        (e.fingerprint().to_owned(), vectors)
+    };
+    let made = match (embedder, &config.model_dir) {
+        _ if contents.is_empty() => None,
+        (Some(e), _) => Some(run(e)),
+        (None, Some(dir)) => crate::embed::with_detached(dir, run).ok(),
+        (None, None) => None,
+    };
+    match made {
+        Some((model, vectors)) if vectors.len() == contents.len() => {
+            (model, contents.into_iter().zip(vectors).collect())
+        }
+        _ => (String::new(), Vec::new()),
+    }
+}
+
 impl<B: Backend> Memory<B> {
     pub fn open(backend: B, config: Config, env: Box<dyn Env + Send>) -> Result<Memory<B>> {
         let (mut log, state, recovery) =
@@ -282,17 +329,8 @@ impl<B: Backend> Memory<B> {
     /// model hold no other caller up. The write then finds each vector
     /// here. Returns how many were embedded; 0 without a model.
     pub fn embed_ahead(&mut self, texts: &[String]) -> usize {
-        crate::text::set_policy(self.config.personal_data);
-        let max = self.config.max_content_bytes;
-        let mut contents: Vec<String> = texts
-            .iter()
-            .filter_map(|t| crate::text::admit(t, max, "content").ok())
-            .filter(|c| !self.ahead.contains_key(c))
-            .collect();
-        contents.sort_unstable();
-        contents.dedup();
-        // What admission noted belongs to no call's result.
-        let _ = crate::text::take_redactions();
+        let mut contents = admitted(&self.config, texts);
+        contents.retain(|c| !self.ahead.contains_key(c));
         if contents.is_empty() {
             return 0;
         }

@@ -30,6 +30,8 @@ pub struct Session {
     bindings: Engine,
     handle: Option<ResourceAny>,
     lock: StoreLock,
+    /// How to make an [`Embedder`] for this session (None: no model).
+    spawner: Option<Spawner>,
     /// The caller's scope: requests are made from it.
     pub scope: api::Scope,
     /// The actor recorded in audit records when a request names none.
@@ -58,6 +60,7 @@ impl Session {
             bindings,
             handle: None,
             lock,
+            spawner: None,
             scope,
             by: by.to_owned(),
             notices: Vec::new(),
@@ -73,6 +76,18 @@ impl Session {
         session.handle = Some(handle);
         session.gather_notices();
         Ok(session)
+    }
+
+    /// Lets [`Session::embedder`] make second instances with `spawner`.
+    pub(crate) fn set_spawner(&mut self, spawner: Spawner) {
+        self.spawner = Some(spawner);
+    }
+
+    /// What makes an [`Embedder`] for this session's model and config, to
+    /// run on another thread; None without a model.
+    pub fn embedder(&self) -> Option<impl Fn() -> Result<Embedder> + Send + 'static> {
+        let spawner = self.spawner.clone()?;
+        Some(move || spawner.spawn())
     }
 
     /// Takes what the engine's recovery reported (a torn tail kept aside,
@@ -224,6 +239,12 @@ impl Session {
             .map_err(|e| anyhow!("the engine failed: {e}"))
     }
 
+    /// Keeps what an [`Embedder`] made for this session's next writes.
+    /// Returns how many were kept.
+    pub fn accept(&mut self, embeddings: &Embeddings) -> Result<u32> {
+        self.give_ahead(&embeddings.0)
+    }
+
     /// Keeps embeddings another instance made ahead for this session's
     /// next writes. Returns how many were kept.
     fn give_ahead(&mut self, embeddings: &wit::AheadEmbeddings) -> Result<u32> {
@@ -347,5 +368,64 @@ impl Session {
 
     pub fn observe(&mut self, req: &api::ObserveRequest) -> Result<api::ObserveResult> {
         call!(self, call_observe(&req.clone().into()))
+    }
+}
+
+/// Everything needed to make a second instance of the component with the
+/// session's model and config (for [`Embedder`]).
+#[derive(Clone)]
+pub(crate) struct Spawner {
+    pub engine: wasmtime::Engine,
+    pub component: Component,
+    pub linker: Linker<Ctx>,
+    pub model: std::path::PathBuf,
+    pub config: api::StoreConfig,
+}
+
+impl Spawner {
+    fn spawn(&self) -> Result<Embedder> {
+        let mut store = Store::new(&self.engine, Ctx::granting(None, Some(&self.model))?);
+        let bindings = Engine::instantiate(&mut store, &self.component, &self.linker)
+            .map_err(|e| anyhow!("{e}"))?;
+        Ok(Embedder {
+            store,
+            bindings,
+            config: self.config.clone().into(),
+        })
+    }
+}
+
+/// A second instance of the component with no store open, that only
+/// embeds: what it makes goes to the session's writes through
+/// [`Session::accept`]. It is granted the model's directory and nothing else.
+pub struct Embedder {
+    store: Store<Ctx>,
+    bindings: Engine,
+    config: wit::StoreConfig,
+}
+
+/// Passage embeddings an [`Embedder`] made, keyed by the content as a
+/// write will store it.
+pub struct Embeddings(wit::AheadEmbeddings);
+
+impl Embeddings {
+    pub fn len(&self) -> usize {
+        self.0.items.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.items.is_empty()
+    }
+}
+
+impl Embedder {
+    /// Embeds `texts` as the session's writes would store them.
+    pub fn embed(&mut self, texts: &[String]) -> Result<Embeddings> {
+        self.bindings
+            .hmg_memory_memory()
+            .store()
+            .call_embed_detached(&mut self.store, &self.config, texts)
+            .map(Embeddings)
+            .map_err(|e| anyhow!("the engine failed: {e}"))
     }
 }

@@ -22,6 +22,6 @@ mod preload;
 pub mod render;
 pub mod runtime;
 
-pub use component::Session;
+pub use component::{Embedder, Embeddings, Session};
 pub use engine::default_cache_dir;
 pub use runtime::{Runtime, SessionOptions, open_session};

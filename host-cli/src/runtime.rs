@@ -15,7 +15,7 @@ use wasmtime::component::Linker;
 use wasmtime::{Engine, Store};
 
 use crate::api;
-use crate::component::Session;
+use crate::component::{Session, Spawner};
 use crate::engine::{self, Ctx};
 use crate::locate;
 use crate::lock::StoreLock;
@@ -108,7 +108,7 @@ impl Runtime {
             model_dir: model.map(|_| engine::GUEST_MODEL.to_owned()),
             ..config.clone()
         };
-        Session::open(
+        let mut session = Session::open(
             store,
             &self.component,
             &self.linker,
@@ -116,7 +116,17 @@ impl Runtime {
             &config,
             scope,
             by,
-        )
+        )?;
+        if let Some(model) = model {
+            session.set_spawner(Spawner {
+                engine: self.engine.clone(),
+                component: self.component.clone(),
+                linker: self.linker.clone(),
+                model: model.to_owned(),
+                config,
+            });
+        }
+        Ok(session)
     }
 }
 

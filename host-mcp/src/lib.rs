@@ -9,12 +9,15 @@
 //! any scope an agent passes is overridden. Engine calls queue for one
 //! engine thread ([`worker`]); a refusal is a normal result with
 //! `effect: "rejected"`, a broken store or a call that timed out in the
-//! queue a tool error. [`stdio`] is the transport: every request line gets
-//! an answer, malformed and oversized ones included.
+//! queue a tool error; writes queued behind the running one are embedded on
+//! a second core meanwhile ([`prefetch`]). [`stdio`] is the transport: every
+//! request line gets an answer, malformed and oversized ones included.
 
+pub mod prefetch;
 pub mod stdio;
 pub mod worker;
 
+use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -186,7 +189,35 @@ pub struct ObserveInput {
 #[derive(Clone)]
 pub struct HmgServer {
     worker: worker::Worker,
+    /// Embeds queued writes' contents on a second core (None: one core, or
+    /// no model).
+    prefetch: Option<Arc<prefetch::Prefetch>>,
     tool_router: ToolRouter<HmgServer>,
+}
+
+/// What is left running once the server is built: the engine thread and the
+/// embedding helper. [`Threads::join`] waits for both after the service ends.
+pub struct Threads {
+    engine: JoinHandle<()>,
+    prefetch: Option<(Arc<prefetch::Prefetch>, JoinHandle<()>)>,
+}
+
+impl Threads {
+    /// Lets the engine finish the call it is running, stops the helper, and
+    /// says on stderr how many writes the helper embedded for.
+    pub fn join(self) {
+        let _ = self.engine.join();
+        if let Some((prefetch, thread)) = self.prefetch {
+            prefetch.stop();
+            let _ = thread.join();
+            let helped = prefetch.helped();
+            if helped > 0 {
+                eprintln!(
+                    "hmg-mcp: note: {helped} contents of writes were embedded on a second core"
+                );
+            }
+        }
+    }
 }
 
 fn internal(message: impl std::fmt::Display) -> McpError {
@@ -204,13 +235,37 @@ fn reply<T: Serialize>(value: &T, text: String) -> Result<CallToolResult, McpErr
 impl HmgServer {
     /// The server and its engine thread (which ends once every clone of the
     /// server is dropped and the calls queued have been run or dropped).
-    pub fn new(session: Session, timeout: Duration) -> (HmgServer, JoinHandle<()>) {
-        let (worker, thread) = worker::Worker::start(session, timeout);
+    pub fn new(session: Session, timeout: Duration) -> (HmgServer, Threads) {
+        let cores = std::thread::available_parallelism().map_or(1, usize::from);
+        let prefetch = session
+            .embedder()
+            .filter(|_| cores > 1)
+            .map(prefetch::Prefetch::start);
+        let (worker, engine) = worker::Worker::start(session, timeout);
         let server = HmgServer {
             worker,
+            prefetch: prefetch.as_ref().map(|(p, _)| Arc::clone(p)),
             tool_router: Self::tool_router(),
         };
-        (server, thread)
+        (server, Threads { engine, prefetch })
+    }
+
+    /// Queues a write that stores `content` (see [`prefetch`]): offered to
+    /// the helper now, taken from it when the write runs.
+    async fn write<T: Send + 'static>(
+        &self,
+        content: Option<String>,
+        f: impl FnOnce(&mut Session) -> anyhow::Result<T> + Send + 'static,
+    ) -> Result<T, McpError> {
+        let (Some(prefetch), Some(content)) = (self.prefetch.clone(), content) else {
+            return self.call(f).await;
+        };
+        prefetch.offer(&content);
+        self.call(move |s| {
+            prefetch.before_write(&content, s);
+            f(s)
+        })
+        .await
     }
 
     /// Queues one engine call and waits for it (see [`worker`] for timeouts).
@@ -234,8 +289,9 @@ impl HmgServer {
         &self,
         Parameters(input): Parameters<MemorizeInput>,
     ) -> Result<CallToolResult, McpError> {
+        let content = Some(input.content.clone());
         let r = self
-            .call(move |s| {
+            .write(content, move |s| {
                 s.memorize(&api::MemorizeRequest {
                     content: input.content,
                     source: input.source,
@@ -280,8 +336,9 @@ impl HmgServer {
         &self,
         Parameters(input): Parameters<CorrectInput>,
     ) -> Result<CallToolResult, McpError> {
+        let content = input.new_content.clone();
         let r = self
-            .call(move |s| {
+            .write(content, move |s| {
                 s.correct(&api::CorrectRequest {
                     target_atom: input.target_atom,
                     action: input.action,

@@ -49,7 +49,7 @@ fn run(args: Args) -> Result<()> {
         eprintln!("hmg-mcp: note: {notice}");
     }
     let timeout = Duration::from_millis(args.timeout_ms);
-    let (server, engine) = HmgServer::new(session, timeout);
+    let (server, threads) = HmgServer::new(session, timeout);
     // One thread for the protocol: rmcp spawns a task per request, and on a
     // current-thread runtime tasks first run in the order they were spawned,
     // so calls reach the engine's queue in the order they arrived (a
@@ -68,7 +68,7 @@ fn run(args: Args) -> Result<()> {
     ));
     // The server is gone with the service: the engine thread finishes the
     // call it is running (a write is never cut short) and ends.
-    let _ = engine.join();
+    threads.join();
     rt.shutdown_timeout(Duration::from_secs(1));
     served
 }

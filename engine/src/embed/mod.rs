@@ -46,6 +46,18 @@ pub fn take_preloaded(dir: &Path) -> Option<onnx::OnnxEmbedder> {
     }
 }
 
+/// Runs `f` on the model in `dir` with no store open (a host's embedding
+/// instance): the preloaded embedder when it came from `dir`, else the
+/// model loaded from `dir` now and kept for the next call.
+pub fn with_detached<R>(dir: &Path, f: impl FnOnce(&mut dyn Embedder) -> R) -> Result<R> {
+    let mut slot = PRELOADED.lock().unwrap_or_else(|e| e.into_inner());
+    if slot.as_ref().is_none_or(|(loaded, _)| loaded != dir) {
+        *slot = Some((dir.to_owned(), onnx::OnnxEmbedder::load(dir)?));
+    }
+    let (_, embedder) = slot.as_mut().expect("loaded above");
+    Ok(f(embedder))
+}
+
 /// What a text is, for models that embed queries and passages differently
 /// (e5: `query: ` / `passage: ` prefixes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

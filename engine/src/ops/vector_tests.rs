@@ -320,6 +320,37 @@ fn embeddings_handed_from_another_instance_are_used_by_the_write() {
     );
 }
 
+#[test]
+fn embeddings_made_with_no_store_open_are_what_the_write_would_make() {
+    let texts = vec![
+        "rotate the staging keys on Mondays".to_owned(),
+        "the deploy token is ghp_R8x2kLm9Qw4Zt7Vb1Nc5Hy3Jp6Ds0Fg2Ae4K".to_owned(),
+        "rotate the staging keys on Mondays".to_owned(),
+        String::new(), // refused by admission: not embedded
+    ];
+    let config = crate::memory::Config::default();
+    let mut detached_model = HashedEmbedder::new(64);
+    let (model, mut detached) =
+        crate::memory::embed_detached(&config, &texts, Some(&mut detached_model));
+    let mut store = Harness::new();
+    store.memory.set_embedder(Box::new(HashedEmbedder::new(64)));
+    assert_eq!(store.memory.embed_ahead(&texts), 2);
+    let (store_model, mut ahead) = store.memory.take_ahead();
+    detached.sort_by(|a, b| a.0.cmp(&b.0));
+    ahead.sort_by(|a, b| a.0.cmp(&b.0));
+    assert_eq!(model, store_model);
+    // Keyed by the content as stored: the token is redacted in both.
+    assert_eq!(detached, ahead);
+    assert!(
+        detached
+            .iter()
+            .all(|(c, _)| !c.contains("R8x2kLm9Qw4Zt7Vb1Nc5"))
+    );
+    // No model: nothing.
+    let none = crate::memory::embed_detached(&config, &texts, None);
+    assert_eq!(none, (String::new(), Vec::new()));
+}
+
 /// Whether any file of the store holds the stored form of `text`'s vector.
 fn vector_on_disk(h: &Harness, embedder: &HashedEmbedder, text: &str) -> bool {
     let vector = Vectors::encode(&embedder.vector(text));

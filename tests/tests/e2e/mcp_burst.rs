@@ -220,3 +220,151 @@ fn a_burst_and_malformed_traffic_are_all_answered() {
         assert!(export.contains(id.as_str()), "acknowledged {id} is missing");
     }
 }
+
+/// Memorize calls queued together, with the model: the server embeds the
+/// ones behind the running call in a second instance (on a machine with a
+/// second core) and the writes use those vectors. They must be the vectors
+/// one instance makes for the same contents: every signal of a recall with
+/// `explain` equal to that of a store written one call at a time.
+#[test]
+fn writes_queued_together_are_embedded_on_a_second_core_as_one_instance_would() {
+    let topics = [
+        "The staging cluster is rebuilt every Friday night",
+        "Customer invoices are stored for seven years",
+        "部署前要先跑 smoke test，失敗就回滾",
+        "We picked PostgreSQL 16 over MongoDB for the ledger",
+        "The on-call rotation changes on Monday at 9am",
+        "日誌保留三十天，之後歸檔到冷儲存",
+        "Alice owns the payments service and its alerts",
+        "The cache key carries the tenant prefix",
+        "Rotate the API signing keys every ninety days",
+        "前端用 React 18，後端用 Rust 的 axum",
+        "Backups are restored once a quarter as a drill",
+        "The mobile app talks to the gateway over gRPC",
+    ];
+    // Twice each topic in other words, so the burst outlasts the second
+    // instance's start.
+    let contents: Vec<String> = topics
+        .iter()
+        .flat_map(|t| [t.to_string(), format!("Noted in the weekly review: {t}")])
+        .collect();
+    let cwd = tempfile::tempdir().unwrap();
+    let served = tempfile::tempdir().unwrap();
+    let model = hmg_e2e::model_dir();
+    let mcp = hmg_binary().with_file_name(format!("hmg-mcp{}", std::env::consts::EXE_SUFFIX));
+    let mut child = Command::new(&mcp)
+        .arg("--store")
+        .arg(served.path())
+        .arg("--model")
+        .arg(&model)
+        .env("HMG_MCP_TIMEOUT_MS", "120000")
+        .current_dir(cwd.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("hmg-mcp starts");
+    {
+        let mut stdin = child.stdin.take().unwrap();
+        let mut lines = vec![
+            json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                "protocolVersion": "2025-06-18", "capabilities": {},
+                "clientInfo": {"name": "queued", "version": "1"}}})
+            .to_string(),
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.to_owned(),
+        ];
+        for (i, content) in contents.iter().enumerate() {
+            lines.push(call(
+                i as u64 + 1,
+                "memory_memorize",
+                json!({ "content": content }),
+            ));
+        }
+        // All written before any answer is read; then stdin closes.
+        stdin
+            .write_all((lines.join("\n") + "\n").as_bytes())
+            .unwrap();
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{:?}", out.status);
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(
+        stdout.matches(r#""effect":"applied""#).count(),
+        contents.len(),
+        "{stdout}"
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    assert_eq!(
+        stderr.contains("embedded on a second core"),
+        cores > 1,
+        "{stderr}"
+    );
+
+    // The same contents written one call at a time, by one instance.
+    let alone = tempfile::tempdir().unwrap();
+    let options = |store: &std::path::Path| hmg_cli::SessionOptions {
+        store: Some(store.to_owned()),
+        model: Some(model.clone()),
+        cwd: Some(cwd.path().to_owned()),
+        ..Default::default()
+    };
+    let mut one = hmg_cli::open_session(&options(alone.path())).unwrap();
+    for content in &contents {
+        let req = hmg_cli::api::MemorizeRequest {
+            content: content.clone(),
+            source: None,
+            scope: one.scope.clone(),
+        };
+        assert_eq!(
+            one.memorize(&req).unwrap().effect,
+            hmg_cli::api::Effect::Applied
+        );
+    }
+    let mut two = hmg_cli::open_session(&options(served.path())).unwrap();
+    assert_eq!(
+        two.stats_all().unwrap().indexes.semantic,
+        contents.len() as u64
+    );
+    for query in [
+        "which database for the ledger",
+        "日誌要保存多久",
+        "who is on call",
+    ] {
+        let signals = |s: &mut hmg_cli::Session| {
+            let req = hmg_cli::api::RecallRequest {
+                query: query.to_owned(),
+                max_results: Some(contents.len() as u32),
+                include_negated: None,
+                scope: s.scope.clone(),
+                remote: None,
+                explain: Some(true),
+                include_graph: None,
+            };
+            let mut hits: Vec<String> = s
+                .recall(&req)
+                .unwrap()
+                .atoms
+                .into_iter()
+                .map(|a| {
+                    // The semantic signal: what the stored vectors give
+                    // (the time-dependent ones differ between stores).
+                    let semantic = a
+                        .explain
+                        .unwrap_or_default()
+                        .into_iter()
+                        .find(|s| s.name == "semantic");
+                    format!("{} {:?}", a.content, semantic.map(|s| s.value))
+                })
+                .collect();
+            hits.sort();
+            hits
+        };
+        let (served_hits, alone_hits) = (signals(&mut two), signals(&mut one));
+        assert!(
+            served_hits.iter().all(|h| h.contains("Some(")),
+            "every hit has a semantic signal: {served_hits:?}"
+        );
+        assert_eq!(served_hits, alone_hits, "{query}");
+    }
+}
