@@ -5,24 +5,11 @@
 //!
 //!     cargo run --release -p hmg-cli --example run_wasi -- PROGRAM.wasm DIR [ARGS…]
 use anyhow::{Result, anyhow};
-use wasmtime::component::{Component, Linker};
-use wasmtime::{Config, Engine, Store};
+use hmg_cli::{Ctx, engine_and_linker};
+use wasmtime::Store;
+use wasmtime::component::Component;
 use wasmtime_wasi::p2::bindings::sync::Command;
-use wasmtime_wasi::{FsPerms, ResourceTable, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
-
-struct Ctx {
-    wasi: WasiCtx,
-    table: ResourceTable,
-}
-
-impl WasiView for Ctx {
-    fn ctx(&mut self) -> WasiCtxView<'_> {
-        WasiCtxView {
-            ctx: &mut self.wasi,
-            table: &mut self.table,
-        }
-    }
-}
+use wasmtime_wasi::{FsPerms, WasiCtxBuilder};
 
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -30,12 +17,7 @@ fn main() -> Result<()> {
         return Err(anyhow!("usage: run_wasi PROGRAM.wasm DIR [ARGS…]"));
     };
     let e = |e: wasmtime::Error| anyhow!("{e}");
-    // The hosts' configuration (host-cli/src/engine.rs).
-    let mut config = Config::new();
-    config.wasm_component_model(true);
-    let engine = Engine::new(&config).map_err(e)?;
-    let mut linker: Linker<Ctx> = Linker::new(&engine);
-    wasmtime_wasi::p2::add_to_linker_sync(&mut linker).map_err(e)?;
+    let (engine, linker) = engine_and_linker()?;
     let component = Component::from_file(&engine, program).map_err(e)?;
     let mut wasi = WasiCtxBuilder::new();
     wasi.allow_blocking_current_thread(true)
@@ -48,13 +30,7 @@ fn main() -> Result<()> {
             .map(|a| if a == dir { "/s".to_owned() } else { a.clone() }),
     );
     wasi.args(&guest_args);
-    let mut store = Store::new(
-        &engine,
-        Ctx {
-            wasi: wasi.build(),
-            table: ResourceTable::new(),
-        },
-    );
+    let mut store = Store::new(&engine, Ctx::with_wasi(wasi.build()));
     let command = Command::instantiate(&mut store, &component, &linker).map_err(e)?;
     command
         .wasi_cli_run()

@@ -32,6 +32,15 @@ impl WasiView for Ctx {
 }
 
 impl Ctx {
+    /// What a caller's own WASI context grants (tools that run other
+    /// components with the hosts' configuration: `examples/run_wasi.rs`).
+    pub fn with_wasi(wasi: WasiCtx) -> Ctx {
+        Ctx {
+            wasi,
+            table: ResourceTable::new(),
+        }
+    }
+
     /// Grants `store` (read-write, as [`GUEST_STORE`]) and `model`
     /// (read-only, as [`GUEST_MODEL`]), nothing else; stderr is inherited.
     pub fn granting(store: Option<&Path>, model: Option<&Path>) -> Result<Ctx> {
@@ -52,10 +61,7 @@ impl Ctx {
                     )
                 })?;
         }
-        Ok(Ctx {
-            wasi: wasi.build(),
-            table: ResourceTable::new(),
-        })
+        Ok(Ctx::with_wasi(wasi.build()))
     }
 }
 

@@ -7,7 +7,9 @@
 //!   (serde, snake_case JSON, JSON Schema).
 //! - [`locate`] — scope inference (git, login name) and default paths.
 //! - [`render`] — human-readable text for every result.
-//! - `engine` — wasmtime configuration, granted directories, compiled-code cache.
+//! - `engine` — wasmtime configuration, granted directories, compiled-code
+//!   cache ([`engine_and_linker`] and [`Ctx`] re-exported for tools that run
+//!   other components the same way).
 //! - `component` — the only file that sees the generated WIT bindings:
 //!   [`Session`] and the store's methods on it.
 //! - `lock` — the store's lock file, held around every call.
@@ -23,5 +25,5 @@ pub mod render;
 pub mod runtime;
 
 pub use component::{Embedder, Embeddings, Session};
-pub use engine::default_cache_dir;
+pub use engine::{Ctx, default_cache_dir, engine_and_linker};
 pub use runtime::{Runtime, SessionOptions, open_session};
