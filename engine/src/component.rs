@@ -9,7 +9,7 @@ use crate::atom::{self, AtomId};
 use crate::capture;
 use crate::graph::EntityType;
 use crate::log::backend::FsBackend;
-use crate::memory::{Config, Memory, SystemEnv};
+use crate::memory::{Config, Env, Memory, SystemEnv};
 use crate::ops::{self, Effect};
 use crate::scope::{Filter, Scope};
 use crate::time::Timestamp;
@@ -319,6 +319,16 @@ fn ahead_embeddings(model: String, items: Vec<(String, Vec<f32>)>) -> wit::Ahead
     }
 }
 
+/// The model and `(content, vector)` pairs of what another instance made.
+fn ahead_items(embeddings: wit::AheadEmbeddings) -> (String, Vec<(String, Vec<f32>)>) {
+    let items = embeddings
+        .items
+        .into_iter()
+        .map(|e| (e.content, e.vector))
+        .collect();
+    (embeddings.model, items)
+}
+
 impl GuestStore for StoreResource {
     fn open(dir: String, config: wit::StoreConfig) -> WitResult<StoreHandle> {
         let config = store_config(config);
@@ -331,6 +341,16 @@ impl GuestStore for StoreResource {
 
     fn embed_detached(config: wit::StoreConfig, texts: Vec<String>) -> wit::AheadEmbeddings {
         let (model, items) = crate::memory::embed_detached(&store_config(config), &texts, None);
+        ahead_embeddings(model, items)
+    }
+
+    fn embed_queries_detached(
+        config: wit::StoreConfig,
+        queries: Vec<String>,
+    ) -> wit::AheadEmbeddings {
+        let now = SystemEnv.now();
+        let (model, items) =
+            crate::memory::embed_queries_detached(&store_config(config), &queries, now, None);
         ahead_embeddings(model, items)
     }
 
@@ -546,14 +566,13 @@ impl GuestStore for StoreResource {
     }
 
     fn give_ahead(&self, embeddings: wit::AheadEmbeddings) -> u32 {
-        let items = embeddings
-            .items
-            .into_iter()
-            .map(|e| (e.content, e.vector))
-            .collect();
-        self.memory
-            .borrow_mut()
-            .accept_ahead(&embeddings.model, items) as u32
+        let (model, items) = ahead_items(embeddings);
+        self.memory.borrow_mut().accept_ahead(&model, items) as u32
+    }
+
+    fn give_queries(&self, embeddings: wit::AheadEmbeddings) -> u32 {
+        let (model, items) = ahead_items(embeddings);
+        self.memory.borrow_mut().accept_queries(&model, items) as u32
     }
 
     fn import(&self, jsonl: String) -> WitResult<wit::ImportResult> {

@@ -137,10 +137,15 @@ pub struct Memory<B: Backend> {
     /// Passage embeddings made ahead of the write that stores them
     /// ([`Memory::embed_ahead`]), by the content as it will be stored.
     ahead: HashMap<String, Vec<f32>>,
+    /// Query embeddings another instance made for this handle's next
+    /// recalls ([`Memory::accept_queries`]), by the text embedded; newest last.
+    ahead_queries: Vec<(String, Vec<f32>)>,
 }
 
 /// At most this many embeddings wait for their write; more start afresh.
 const AHEAD_MAX: usize = 20_000;
+/// At most this many query embeddings wait for their recall (oldest go).
+const QUERIES_AHEAD_MAX: usize = 16;
 
 /// `texts` as a write under `config` would store them (admitted and
 /// redacted; those it would refuse left out), sorted, without duplicates.
@@ -189,6 +194,47 @@ pub fn embed_detached(
     }
 }
 
+/// The query embeddings recalls of `queries` at `now` under `config` would
+/// make, with no store open: a host embeds the queries of its coming
+/// recalls in a second instance while the first opens the store, and hands
+/// them over (`give-queries`). Uses `embedder`, or else the model in
+/// `config.model_dir` (loaded once per instance). Without a model, with the
+/// semantic signal off, or if it fails: nothing (each recall embeds its
+/// query itself).
+pub fn embed_queries_detached(
+    config: &Config,
+    queries: &[String],
+    now: Timestamp,
+    embedder: Option<&mut dyn Embedder>,
+) -> (String, Vec<(String, Vec<f32>)>) {
+    let mut texts: Vec<String> = queries
+        .iter()
+        .map(|q| crate::ops::recall::semantic_text(q, now))
+        .filter(|t| !crate::index::tokenize::tokens(t).is_empty())
+        .collect();
+    texts.sort_unstable();
+    texts.dedup();
+    // One query a pass, as each recall embeds its own: the same vectors,
+    // bit for bit (a batch pads its texts to one length).
+    let run = |e: &mut dyn Embedder| {
+        let vectors: Option<Vec<Vec<f32>>> = texts
+            .iter()
+            .map(|t| e.embed(&[t.as_str()], Role::Query).ok()?.pop())
+            .collect();
+        Some((e.fingerprint().to_owned(), vectors?))
+    };
+    let made = match (embedder, &config.model_dir) {
+        _ if texts.is_empty() || !config.signals.semantic => None,
+        (Some(e), _) => run(e),
+        (None, Some(dir)) => crate::embed::with_detached(dir, run).ok().flatten(),
+        (None, None) => None,
+    };
+    match made {
+        Some((model, vectors)) => (model, texts.into_iter().zip(vectors).collect()),
+        None => (String::new(), Vec::new()),
+    }
+}
+
 impl<B: Backend> Memory<B> {
     pub fn open(backend: B, config: Config, env: Box<dyn Env + Send>) -> Result<Memory<B>> {
         let (mut log, state, recovery) =
@@ -210,6 +256,7 @@ impl<B: Backend> Memory<B> {
             notices: recovery.notices.clone(),
             recovery,
             ahead: HashMap::new(),
+            ahead_queries: Vec::new(),
         })
     }
 
@@ -385,6 +432,37 @@ impl<B: Backend> Memory<B> {
         let n = items.len();
         self.ahead.extend(items);
         n
+    }
+
+    /// Keeps query embeddings another instance made
+    /// ([`embed_queries_detached`]) for this handle's next recalls of the same
+    /// text. Those of another model, of another dimension or not finite are
+    /// ignored. Returns how many were kept.
+    pub fn accept_queries(&mut self, model: &str, items: Vec<(String, Vec<f32>)>) -> usize {
+        let Some(embedder) = self.embedder() else {
+            return 0;
+        };
+        if embedder.fingerprint() != model {
+            return 0;
+        }
+        let dim = embedder.dim();
+        let mut kept = 0;
+        for (text, vector) in items {
+            if vector.len() == dim && vector.iter().all(|x| x.is_finite()) {
+                self.ahead_queries.retain(|(t, _)| *t != text);
+                self.ahead_queries.push((text, vector));
+                kept += 1;
+            }
+        }
+        let over = self.ahead_queries.len().saturating_sub(QUERIES_AHEAD_MAX);
+        self.ahead_queries.drain(..over);
+        kept
+    }
+
+    /// The query embedding of `text` another instance made, if one waits.
+    pub(crate) fn take_query(&mut self, text: &str) -> Option<Vec<f32>> {
+        let at = self.ahead_queries.iter().position(|(t, _)| t == text)?;
+        Some(self.ahead_queries.remove(at).1)
     }
 
     /// One embedding per atom these mutations create or rewrite, appended as

@@ -39,6 +39,8 @@ pub struct Session {
     /// What the engine's recovery reported and nobody has taken yet; what is
     /// left when the session ends goes to stderr.
     notices: Vec<String>,
+    /// Query embeddings another instance made for this session's recalls.
+    queries_ahead: u32,
 }
 
 impl Session {
@@ -64,6 +66,7 @@ impl Session {
             scope,
             by: by.to_owned(),
             notices: Vec::new(),
+            queries_ahead: 0,
         };
         let config = wit::StoreConfig::from(config.clone());
         let handle = session.lock.hold(|| {
@@ -245,6 +248,24 @@ impl Session {
         self.give_ahead(&embeddings.0)
     }
 
+    /// Keeps what [`Embedder::embed_queries`] made for this session's next
+    /// recalls. Returns how many were kept.
+    pub fn accept_queries(&mut self, embeddings: &Embeddings) -> Result<u32> {
+        let handle = self.handle()?;
+        let guest = self.bindings.hmg_memory_memory().store();
+        let kept = guest
+            .call_give_queries(&mut self.store, handle, &embeddings.0)
+            .map_err(|e| anyhow!("the engine failed: {e}"))?;
+        self.queries_ahead += kept;
+        Ok(kept)
+    }
+
+    /// How many query embeddings another instance made and this session
+    /// kept for its recalls ([`crate::SessionOptions::recalls`]).
+    pub fn queries_ahead(&self) -> u32 {
+        self.queries_ahead
+    }
+
     /// Keeps embeddings another instance made ahead for this session's
     /// next writes. Returns how many were kept.
     fn give_ahead(&mut self, embeddings: &wit::AheadEmbeddings) -> Result<u32> {
@@ -383,7 +404,7 @@ pub(crate) struct Spawner {
 }
 
 impl Spawner {
-    fn spawn(&self) -> Result<Embedder> {
+    pub(crate) fn spawn(&self) -> Result<Embedder> {
         let mut store = Store::new(&self.engine, Ctx::granting(None, Some(&self.model))?);
         let bindings = Engine::instantiate(&mut store, &self.component, &self.linker)
             .map_err(|e| anyhow!("{e}"))?;
@@ -425,6 +446,16 @@ impl Embedder {
             .hmg_memory_memory()
             .store()
             .call_embed_detached(&mut self.store, &self.config, texts)
+            .map(Embeddings)
+            .map_err(|e| anyhow!("the engine failed: {e}"))
+    }
+
+    /// Embeds `queries` as the session's recalls of them would.
+    pub fn embed_queries(&mut self, queries: &[String]) -> Result<Embeddings> {
+        self.bindings
+            .hmg_memory_memory()
+            .store()
+            .call_embed_queries_detached(&mut self.store, &self.config, queries)
             .map(Embeddings)
             .map_err(|e| anyhow!("the engine failed: {e}"))
     }

@@ -67,6 +67,7 @@ pub fn user_prompt_submit(g: &Global) -> Result<ExitCode> {
         by: Some("hook".into()),
         cwd: input.cwd.clone(),
         salvage: false,
+        recalls: Vec::new(),
     };
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
@@ -93,22 +94,10 @@ pub fn user_prompt_submit(g: &Global) -> Result<ExitCode> {
     }
 }
 
-/// Observe, then recall; the text to inject, if any.
-fn context_for(options: &SessionOptions, prompt: &str) -> Result<Option<String>> {
-    if prompt.trim().is_empty() {
-        bail!("the prompt is empty");
-    }
-    let mut session = open_session(options)?;
-    let observed = session.observe(&api::ObserveRequest {
-        turn: prompt.to_owned(),
-        mode: None,
-        role: Some(api::Speaker::User),
-        dry_run: None,
-        scope: session.scope.clone(),
-        by: None,
-    })?;
-    // The whole prompt, and each of its first sentences on its own (a long
-    // prompt asks several things); the best score per memory wins.
+/// What a prompt is recalled by: the whole prompt, and each of its first
+/// sentences on its own (a long prompt asks several things); the best score
+/// per memory wins.
+fn queries_of(prompt: &str) -> Vec<String> {
     let mut queries: Vec<String> = vec![prompt.chars().take(1000).collect()];
     queries.extend(
         prompt
@@ -121,6 +110,28 @@ fn context_for(options: &SessionOptions, prompt: &str) -> Result<Option<String>>
     if queries.len() == 2 {
         queries.pop(); // one sentence: the whole prompt already asked it
     }
+    queries
+}
+
+/// Observe, then recall; the text to inject, if any.
+fn context_for(options: &SessionOptions, prompt: &str) -> Result<Option<String>> {
+    if prompt.trim().is_empty() {
+        bail!("the prompt is empty");
+    }
+    let queries = queries_of(prompt);
+    // Their query embeddings are made on a second core while the store opens.
+    let mut session = open_session(&SessionOptions {
+        recalls: queries.clone(),
+        ..options.clone()
+    })?;
+    let observed = session.observe(&api::ObserveRequest {
+        turn: prompt.to_owned(),
+        mode: None,
+        role: Some(api::Speaker::User),
+        dry_run: None,
+        scope: session.scope.clone(),
+        by: None,
+    })?;
     let mut best: Vec<api::RecalledAtom> = Vec::new();
     for query in queries {
         let r = session.recall(&api::RecallRequest {

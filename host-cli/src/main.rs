@@ -63,7 +63,12 @@ struct Global {
 
 impl Global {
     fn open(&self) -> Result<Session> {
-        open_session(&SessionOptions {
+        open_session(&self.options())
+    }
+
+    /// The session these flags ask for.
+    fn options(&self) -> SessionOptions {
+        SessionOptions {
             store: self.store.clone(),
             model: self.model.clone(),
             tenant: self.tenant.clone(),
@@ -74,7 +79,8 @@ impl Global {
             by: None,
             cwd: None,
             salvage: false,
-        })
+            recalls: Vec::new(),
+        }
     }
 }
 
@@ -375,7 +381,10 @@ fn memorize(g: &Global, args: MemorizeArgs) -> Result<ExitCode> {
 
 fn recall(g: &Global, args: RecallArgs) -> Result<ExitCode> {
     let query = text_arg(&args.query, "query")?;
-    let mut session = g.open()?;
+    let mut session = open_session(&SessionOptions {
+        recalls: vec![query.clone()],
+        ..g.options()
+    })?;
     let r = session.recall(&api::RecallRequest {
         query,
         max_results: Some(args.max_results),

@@ -100,34 +100,69 @@ impl Runtime {
         scope: api::Scope,
         by: &str,
     ) -> Result<Session> {
+        self.open_recalling(dir, model, config, scope, by, &[])
+    }
+
+    /// [`Runtime::open`] for a caller about to recall `queries`: with the
+    /// pre-initialised engine and a second core, a second instance embeds
+    /// them while this one opens the store, and the session's recalls of
+    /// them find their query embeddings made (the same vectors, bit for
+    /// bit). A helper that fails leaves each recall to embed its own.
+    pub fn open_recalling(
+        &self,
+        dir: &Path,
+        model: Option<&Path>,
+        config: &api::StoreConfig,
+        scope: api::Scope,
+        by: &str,
+        queries: &[String],
+    ) -> Result<Session> {
         fs::create_dir_all(dir)
             .with_context(|| format!("cannot create store directory {}", dir.display()))?;
         let lock = StoreLock::open(dir)?;
-        let store = Store::new(&self.engine, Ctx::granting(Some(dir), model)?);
         let config = api::StoreConfig {
             model_dir: model.map(|_| engine::GUEST_MODEL.to_owned()),
             ..config.clone()
         };
-        let mut session = Session::open(
-            store,
-            &self.component,
-            &self.linker,
-            lock,
-            &config,
-            scope,
-            by,
-        )?;
-        if let Some(model) = model {
-            session.set_spawner(Spawner {
-                engine: self.engine.clone(),
-                component: self.component.clone(),
-                linker: self.linker.clone(),
-                model: model.to_owned(),
-                config,
-            });
+        let spawner = model.map(|model| Spawner {
+            engine: self.engine.clone(),
+            component: self.component.clone(),
+            linker: self.linker.clone(),
+            model: model.to_owned(),
+            config: config.clone(),
+        });
+        let helper = spawner
+            .as_ref()
+            .filter(|_| !queries.is_empty() && self.preloaded && second_core());
+        let mut session = std::thread::scope(|threads| -> Result<Session> {
+            let made = helper
+                .map(|spawner| threads.spawn(move || spawner.spawn()?.embed_queries(queries)));
+            let store = Store::new(&self.engine, Ctx::granting(Some(dir), model)?);
+            let mut session = Session::open(
+                store,
+                &self.component,
+                &self.linker,
+                lock,
+                &config,
+                scope,
+                by,
+            )?;
+            if let Some(Ok(Ok(made))) = made.map(|thread| thread.join()) {
+                // Not kept: each recall embeds its own query.
+                let _ = session.accept_queries(&made);
+            }
+            Ok(session)
+        })?;
+        if let Some(spawner) = spawner {
+            session.set_spawner(spawner);
         }
         Ok(session)
     }
+}
+
+/// Whether this process may run on more than one core.
+fn second_core() -> bool {
+    std::thread::available_parallelism().is_ok_and(|n| n.get() > 1)
 }
 
 /// How a native host asks for a session: flags, each falling back to the
@@ -152,6 +187,9 @@ pub struct SessionOptions {
     /// Open a damaged store on purpose (`hmg repair`): what cannot be read
     /// is kept aside and the rest loads.
     pub salvage: bool,
+    /// Queries the caller will recall first: embedded in a second instance
+    /// while the store opens (see [`Runtime::open_recalling`]).
+    pub recalls: Vec<String>,
 }
 
 /// Opens the session both native hosts use: the store directory and scope
@@ -189,7 +227,7 @@ pub fn open_session(options: &SessionOptions) -> Result<Session> {
     }
     let by = options.by.clone().unwrap_or(tenant);
     runtime
-        .open(
+        .open_recalling(
             &store,
             model.as_deref(),
             &api::StoreConfig {
@@ -199,6 +237,7 @@ pub fn open_session(options: &SessionOptions) -> Result<Session> {
             },
             scope,
             &by,
+            &options.recalls,
         )
         .with_context(|| format!("store {}", store.display()))
 }

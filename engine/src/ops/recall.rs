@@ -312,6 +312,17 @@ fn categorical(facts: Facts, hints: &Hints) -> f64 {
     value
 }
 
+/// The query without the words of its time window: what the semantic
+/// signal embeds (and, without its hints, what the keyword signal searches).
+fn without_window(query: &str, window: Option<&Window>) -> String {
+    window.map_or_else(|| query.to_owned(), |w| temporal::strip(query, w))
+}
+
+/// The text a recall of `query` at `now` embeds as its query.
+pub(crate) fn semantic_text(query: &str, now: Timestamp) -> String {
+    without_window(query, temporal::window(query, now).as_ref())
+}
+
 impl<B: Backend> Memory<B> {
     pub fn recall(&mut self, req: &RecallRequest) -> Result<RecallResult> {
         self.refresh()?;
@@ -325,9 +336,7 @@ impl<B: Backend> Memory<B> {
         let now = self.now();
         let window = temporal::window(&req.query, now);
         let hints = hints(&req.query);
-        let text = window
-            .as_ref()
-            .map_or_else(|| req.query.clone(), |w| temporal::strip(&req.query, w));
+        let text = without_window(&req.query, window.as_ref());
         let semantic_text = text.clone();
         let text = strip_hints(&text, &hints);
         let limit = req
@@ -540,15 +549,19 @@ impl<B: Backend> Memory<B> {
             Some(rows) => !rows.is_empty(),
             None => self.indexes.vector(tenant).is_some_and(|v| !v.is_empty()),
         };
+        let made_ahead = self.take_query(text);
         let Some(embedder) = self.embedder().filter(|_| searchable) else {
             return Ok(());
         };
-        let query = match embedder.embed(&[text], Role::Query) {
-            Ok(mut v) => v.remove(0),
-            Err(e) => {
-                eprintln!("hmg: query embedding failed ({e}); keyword-only recall");
-                return Ok(());
-            }
+        let query = match made_ahead {
+            Some(v) => v,
+            None => match embedder.embed(&[text], Role::Query) {
+                Ok(mut v) => v.remove(0),
+                Err(e) => {
+                    eprintln!("hmg: query embedding failed ({e}); keyword-only recall");
+                    return Ok(());
+                }
+            },
         };
         let accept = |id: AtomId| {
             self.state

@@ -351,6 +351,59 @@ fn embeddings_made_with_no_store_open_are_what_the_write_would_make() {
     assert_eq!(none, (String::new(), Vec::new()));
 }
 
+#[test]
+fn queries_embedded_with_no_store_open_serve_the_recalls_that_ask_them() {
+    let (mut h, _) = with_vectors();
+    h.id("deploy with blue green on ECS");
+    h.id("cache keys carry the tenant prefix");
+    h.id("the staging database resets every Sunday");
+    let query = "blue green deploy on ECS".to_owned();
+    let ask = |h: &mut Harness| {
+        h.recall_with(RecallRequest {
+            query: query.clone(),
+            scope: h.scope.clone(),
+            explain: true,
+            ..Default::default()
+        })
+    };
+    let alone = ask(&mut h);
+    assert!(!alone.is_empty());
+
+    let queries = vec![query.clone(), query.clone(), "  ".to_owned()];
+    let config = Config::default();
+    let now = h.memory.now();
+    let mut model = HashedEmbedder::new(64);
+    let (fingerprint, made) =
+        crate::memory::embed_queries_detached(&config, &queries, now, Some(&mut model));
+    assert_eq!(fingerprint, "hashed-64");
+    // Once per text that a recall embeds (a blank query embeds nothing).
+    assert_eq!(made.len(), 1);
+    assert_eq!(made[0].0, query);
+
+    // A new process: the recall uses the vector handed over, embeds nothing,
+    // and answers as it did alone.
+    let fresh = HashedEmbedder::new(64);
+    h.reopen(Some(fresh.clone()));
+    assert_eq!(h.memory.accept_queries("other-64", made.clone()), 0);
+    let short = vec![(query.clone(), vec![0.5; 8])];
+    assert_eq!(h.memory.accept_queries("hashed-64", short), 0);
+    assert_eq!(h.memory.accept_queries("hashed-64", made), 1);
+    assert_eq!(ask(&mut h), alone);
+    assert_eq!(fresh.texts.load(Ordering::Relaxed), 0);
+    // Used once: asking again embeds the query here.
+    assert_eq!(ask(&mut h), alone);
+    assert_eq!(fresh.texts.load(Ordering::Relaxed), 1);
+
+    // A time window's words are not embedded, by either side.
+    let dated = vec!["what did we deploy yesterday".to_owned()];
+    let (_, made) = crate::memory::embed_queries_detached(&config, &dated, now, Some(&mut model));
+    assert_eq!(made.len(), 1);
+    assert!(!made[0].0.contains("yesterday"), "{:?}", made[0].0);
+    // No model: nothing.
+    let none = crate::memory::embed_queries_detached(&config, &queries, now, None);
+    assert_eq!(none, (String::new(), Vec::new()));
+}
+
 /// Whether any file of the store holds the stored form of `text`'s vector.
 fn vector_on_disk(h: &Harness, embedder: &HashedEmbedder, text: &str) -> bool {
     let vector = Vectors::encode(&embedder.vector(text));

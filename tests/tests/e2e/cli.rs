@@ -683,3 +683,78 @@ fn observe_and_the_prompt_hook() {
         "{err}"
     );
 }
+
+/// `hmg recall` embeds its query in a second instance while the first opens
+/// the store (with the pre-initialised engine and a second core): the
+/// session keeps that embedding, and the answer is the one a session that
+/// embeds its own query gives, score for score.
+#[test]
+fn a_query_embedded_while_the_store_opens_answers_as_the_recall_would() {
+    let cli = Cli::new();
+    for content in [
+        "we deploy to production with blue green on ECS",
+        "the staging database resets every Sunday night",
+        "cache keys carry the tenant prefix",
+        "客戶王先生的合約在三月續約",
+    ] {
+        cli.ok(&["memorize", content]);
+    }
+    let query = "how do we ship a release to prod";
+    let from_cli = cli.ok(&["recall", "--explain", query]);
+    assert!(
+        !from_cli["atoms"].as_array().unwrap().is_empty(),
+        "{from_cli}"
+    );
+
+    let cwd = tempfile::tempdir().unwrap();
+    let options = |recalls: Vec<String>| hmg_cli::SessionOptions {
+        store: Some(cli.store.path().to_owned()),
+        model: Some(model_dir()),
+        tenant: Some("qiankun".into()),
+        workspace: Some("mem0ai".into()),
+        repository: Some("mem0".into()),
+        branch: Some("main".into()),
+        cwd: Some(cwd.path().to_owned()),
+        recalls,
+        ..Default::default()
+    };
+    let ask = |session: &mut hmg_cli::Session| {
+        let r = session
+            .recall(&hmg_cli::api::RecallRequest {
+                query: query.into(),
+                scope: session.scope.clone(),
+                explain: Some(true),
+                ..Default::default()
+            })
+            .unwrap();
+        serde_json::to_value(r).unwrap()
+    };
+    let mut alone = hmg_cli::open_session(&options(Vec::new())).unwrap();
+    assert_eq!(alone.queries_ahead(), 0);
+    let answer = ask(&mut alone);
+    drop(alone);
+    let mut helped = hmg_cli::open_session(&options(vec![query.into()])).unwrap();
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    assert_eq!(helped.queries_ahead(), u32::from(cores > 1));
+    // The semantic signal of every hit, exactly (the total score moves
+    // with the clock between calls: recency).
+    let semantic = |answer: &Value| -> Vec<(String, f64)> {
+        answer["atoms"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|atom| {
+                let signal = atom["explain"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|s| s["name"] == "semantic")
+                    .map_or(0.0, |s| s["value"].as_f64().unwrap());
+                (atom["atom_id"].as_str().unwrap().to_owned(), signal)
+            })
+            .collect()
+    };
+    assert!(semantic(&answer).iter().any(|(_, v)| *v > 0.0), "{answer}");
+    assert_eq!(semantic(&ask(&mut helped)), semantic(&answer));
+    assert_eq!(semantic(&from_cli), semantic(&answer));
+}
