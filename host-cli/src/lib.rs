@@ -26,4 +26,4 @@ pub mod runtime;
 
 pub use component::{Embedder, Embeddings, Session};
 pub use engine::{Ctx, default_cache_dir, engine_and_linker};
-pub use runtime::{Runtime, SessionOptions, open_session};
+pub use runtime::{Runtime, SessionOptions, open_session, second_core};

@@ -12,7 +12,9 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, bail};
 use clap::{Args, Parser, Subcommand};
 use hmg_cli::api::{self, Effect};
-use hmg_cli::{Runtime, Session, SessionOptions, default_cache_dir, locate, open_session, render};
+use hmg_cli::{
+    Runtime, Session, SessionOptions, default_cache_dir, locate, open_session, render, second_core,
+};
 use serde::Serialize;
 
 mod hook;
@@ -527,9 +529,10 @@ fn import(g: &Global, file: &Path) -> Result<ExitCode> {
     let mut session = g.open()?;
     // A second instance embeds beside the first when there is a second core,
     // a model, and enough lines to share.
-    let cores = std::thread::available_parallelism().map_or(1, usize::from);
     let lines = text.lines().count();
-    let r = if cores > 1 && lines >= HELPER_LINES && locate::model_dir(g.model.as_deref()).is_some()
+    let r = if second_core()
+        && lines >= HELPER_LINES
+        && locate::model_dir(g.model.as_deref()).is_some()
     {
         session.import_with_helper(&text, || g.open())?
     } else {

@@ -148,7 +148,7 @@ impl Runtime {
                 by,
             )?;
             if let Some(Ok(Ok(made))) = made.map(|thread| thread.join()) {
-                // Not kept: each recall embeds its own query.
+                // Refused (another model): each recall embeds its own query.
                 let _ = session.accept_queries(&made);
             }
             Ok(session)
@@ -160,8 +160,9 @@ impl Runtime {
     }
 }
 
-/// Whether this process may run on more than one core.
-fn second_core() -> bool {
+/// Whether this process may run on more than one core: the hosts then
+/// let a second instance of the component embed beside the first.
+pub fn second_core() -> bool {
     std::thread::available_parallelism().is_ok_and(|n| n.get() > 1)
 }
 

@@ -236,10 +236,9 @@ impl HmgServer {
     /// The server and its engine thread (which ends once every clone of the
     /// server is dropped and the calls queued have been run or dropped).
     pub fn new(session: Session, timeout: Duration) -> (HmgServer, Threads) {
-        let cores = std::thread::available_parallelism().map_or(1, usize::from);
         let prefetch = session
             .embedder()
-            .filter(|_| cores > 1)
+            .filter(|_| hmg_cli::second_core())
             .map(prefetch::Prefetch::start);
         let (worker, engine) = worker::Worker::start(session, timeout);
         let server = HmgServer {
