@@ -415,17 +415,7 @@ impl<B: Backend> Memory<B> {
     /// for this handle's next writes. Those of another model, of another
     /// dimension or not finite are ignored. Returns how many were kept.
     pub fn accept_ahead(&mut self, model: &str, items: Vec<(String, Vec<f32>)>) -> usize {
-        let Some(embedder) = self.embedder() else {
-            return 0;
-        };
-        if embedder.fingerprint() != model {
-            return 0;
-        }
-        let dim = embedder.dim();
-        let items: Vec<_> = items
-            .into_iter()
-            .filter(|(_, v)| v.len() == dim && v.iter().all(|x| x.is_finite()))
-            .collect();
+        let items = self.usable(model, items);
         if self.ahead.len() + items.len() > AHEAD_MAX {
             self.ahead.clear();
         }
@@ -439,24 +429,29 @@ impl<B: Backend> Memory<B> {
     /// text. Those of another model, of another dimension or not finite are
     /// ignored. Returns how many were kept.
     pub fn accept_queries(&mut self, model: &str, items: Vec<(String, Vec<f32>)>) -> usize {
-        let Some(embedder) = self.embedder() else {
-            return 0;
-        };
-        if embedder.fingerprint() != model {
-            return 0;
-        }
-        let dim = embedder.dim();
-        let mut kept = 0;
+        let items = self.usable(model, items);
+        let kept = items.len();
         for (text, vector) in items {
-            if vector.len() == dim && vector.iter().all(|x| x.is_finite()) {
-                self.ahead_queries.retain(|(t, _)| *t != text);
-                self.ahead_queries.push((text, vector));
-                kept += 1;
-            }
+            self.ahead_queries.retain(|(t, _)| *t != text);
+            self.ahead_queries.push((text, vector));
         }
         let over = self.ahead_queries.len().saturating_sub(QUERIES_AHEAD_MAX);
         self.ahead_queries.drain(..over);
         kept
+    }
+
+    /// What another instance handed over that this handle can use: made by
+    /// its own model (`model` is the maker's fingerprint), of its dimension,
+    /// finite. Nothing without a model.
+    fn usable(&mut self, model: &str, items: Vec<(String, Vec<f32>)>) -> Vec<(String, Vec<f32>)> {
+        let Some(embedder) = self.embedder().filter(|e| e.fingerprint() == model) else {
+            return Vec::new();
+        };
+        let dim = embedder.dim();
+        items
+            .into_iter()
+            .filter(|(_, v)| v.len() == dim && v.iter().all(|x| x.is_finite()))
+            .collect()
     }
 
     /// The query embedding of `text` another instance made, if one waits.
