@@ -265,7 +265,10 @@ mod tests {
     /// Every input a fuzz run kept, replayed.
     #[test]
     fn fuzz_regressions_stay_fixed() {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/regressions");
+        // Found at run time, not from the checkout the binary was built in.
+        let crate_dir = std::env::var_os("CARGO_MANIFEST_DIR")
+            .unwrap_or_else(|| env!("CARGO_MANIFEST_DIR").into());
+        let root = Path::new(&crate_dir).join("../fuzz/regressions");
         type Target = fn(&[u8]);
         let targets: [(&str, Target); 5] = [
             ("log_files", super::log_files),

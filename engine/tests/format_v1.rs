@@ -7,11 +7,17 @@ use std::path::Path;
 use engine::scope::Filter;
 use engine::{Config, FsBackend, Memory, SystemEnv};
 
-const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/v1");
+/// The fixture's directory, found at run time: a test binary built from
+/// another checkout sharing the target directory must not read that one's.
+fn fixture() -> std::path::PathBuf {
+    let crate_dir =
+        std::env::var_os("CARGO_MANIFEST_DIR").unwrap_or_else(|| env!("CARGO_MANIFEST_DIR").into());
+    Path::new(&crate_dir).join("tests/fixtures/v1")
+}
 
 fn copy_fixture(to: &Path) {
     for name in ["snap-0000000000000001.hmg", "log-0000000000000001.hmg"] {
-        std::fs::copy(Path::new(FIXTURE).join(name), to.join(name)).unwrap();
+        std::fs::copy(fixture().join(name), to.join(name)).unwrap();
     }
 }
 
@@ -26,7 +32,7 @@ fn version_1_store_opens_and_exports_identically() {
     )
     .unwrap();
     assert_eq!(memory.recovery().dropped_tail_bytes, 0);
-    let golden = std::fs::read_to_string(Path::new(FIXTURE).join("export.jsonl")).unwrap();
+    let golden = std::fs::read_to_string(fixture().join("export.jsonl")).unwrap();
     assert_eq!(memory.export(&Filter::WholeStore).unwrap(), golden);
     let stats = memory.stats(&Filter::WholeStore).unwrap();
     assert_eq!(

@@ -11,7 +11,13 @@ use engine::ops::{MemorizeRequest, RecallRequest};
 use engine::scope::Filter;
 use engine::{Config, FsBackend, Memory, Scope, SystemEnv};
 
-const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/v3");
+/// The fixture's directory, found at run time: a test binary built from
+/// another checkout sharing the target directory must not read that one's.
+fn fixture() -> std::path::PathBuf {
+    let crate_dir =
+        std::env::var_os("CARGO_MANIFEST_DIR").unwrap_or_else(|| env!("CARGO_MANIFEST_DIR").into());
+    Path::new(&crate_dir).join("tests/fixtures/v3")
+}
 
 fn open(dir: &Path) -> Memory<FsBackend> {
     Memory::open(
@@ -50,11 +56,11 @@ fn header_version(dir: &Path) -> u32 {
 fn version_3_store_opens_answers_the_same_and_moves_to_version_4() {
     let dir = tempfile::tempdir().unwrap();
     for name in ["snap-0000000000000001.hmg", "log-0000000000000001.hmg"] {
-        std::fs::copy(Path::new(FIXTURE).join(name), dir.path().join(name)).unwrap();
+        std::fs::copy(fixture().join(name), dir.path().join(name)).unwrap();
     }
     assert_eq!(header_version(dir.path()), 3);
     let mut memory = open(dir.path());
-    let golden = std::fs::read_to_string(Path::new(FIXTURE).join("export.jsonl")).unwrap();
+    let golden = std::fs::read_to_string(fixture().join("export.jsonl")).unwrap();
     assert_eq!(memory.export(&Filter::WholeStore).unwrap(), golden);
     let before = recall(&mut memory, "資料庫選型");
     assert!(before[0].contains("PostgreSQL"), "{before:?}");

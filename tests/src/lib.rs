@@ -87,6 +87,15 @@ impl Shortcuts for Session {
     }
 }
 
+/// This crate's directory, found at run time (cargo sets it for tests): a
+/// test binary built from another checkout that shares the target directory
+/// must not read that checkout's files.
+pub fn crate_dir() -> PathBuf {
+    std::env::var_os("CARGO_MANIFEST_DIR")
+        .unwrap_or_else(|| env!("CARGO_MANIFEST_DIR").into())
+        .into()
+}
+
 /// The `hmg` binary next to this test executable (built by the test command).
 pub fn hmg_binary() -> PathBuf {
     let exe = std::env::current_exe().expect("test executable path");

@@ -10,7 +10,7 @@ use std::process::Command;
 
 #[test]
 fn browser_host_in_chromium() {
-    let web = Path::new(env!("CARGO_MANIFEST_DIR")).join("../host-web");
+    let web = hmg_e2e::crate_dir().join("../host-web");
     assert!(
         web.join("dist/hmg-worker.js").exists()
             && web.join("node_modules/playwright-core").exists(),

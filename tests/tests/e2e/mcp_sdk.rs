@@ -2,14 +2,13 @@
 //! (`tests/mcp-sdk`, installed by ./test.sh): the seed walk-through over
 //! stdio, and two servers plus the CLI sharing one store.
 
-use std::path::Path;
 use std::process::Command;
 
 use hmg_e2e::hmg_binary;
 
 #[test]
 fn official_sdk_client_walks_through_the_seed() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("mcp-sdk");
+    let dir = hmg_e2e::crate_dir().join("mcp-sdk");
     assert!(
         dir.join("node_modules/@modelcontextprotocol/sdk").exists(),
         "run `npm ci --prefix tests/mcp-sdk` (./test.sh does)"
