@@ -238,8 +238,11 @@ pub fn is_placeholder(value: &str) -> bool {
 fn is_code(value: &str) -> bool {
     static WORDS: LazyLock<Regex> = LazyLock::new(|| {
         // identifiers (`lexer.next_token`, `REPLACE_ME`), header names
-        // (`X-Api-Key`) and names (`prod/payments/stripe`)
-        Regex::new(r"^(?:[a-zA-Z]+(?:[-_.][a-zA-Z]+)+|[a-z0-9_-]+(?:/[a-z0-9_-]+)+)$")
+        // (`X-Api-Key`), names (`prod/payments/stripe`) and a variable's
+        // member or element (`$_POST["password"]`, `$cfg->db`)
+        Regex::new(
+            r"^(?:[a-zA-Z]+(?:[-_.][a-zA-Z]+)+|[a-z0-9_-]+(?:/[a-z0-9_-]+)+)$|^\$[A-Za-z_][A-Za-z0-9_]*(?:\[|->|::|\.)",
+        )
             .expect("identifier regex")
     });
     const CODE_STARTS: &[&str] = &[
@@ -269,7 +272,7 @@ fn is_code(value: &str) -> bool {
 /// either a digit or symbol beside letters, or long and varied.
 pub fn looks_like_credential(value: &str) -> bool {
     let v = value.trim_matches(|c: char| "'\"`“”「」".contains(c));
-    if v.chars().count() < 6 || is_placeholder(v) || is_code(v) {
+    if v.chars().count() < 6 || is_placeholder(v) || is_code(v) || is_schema_words(v) {
         return false;
     }
     let letters = v.chars().any(|c| c.is_ascii_alphabetic());
@@ -373,7 +376,11 @@ fn catalogue_findings(text: &str, out: &mut Vec<Finding>) {
             let allowed = std::iter::once(&c.global)
                 .chain(allows)
                 .any(|a| a.allows(value, &lower, whole.as_bytes(), &line));
-            if allowed || is_placeholder(&value_text) || is_public(&value_text) {
+            if allowed
+                || is_placeholder(&value_text)
+                || is_public(&value_text)
+                || is_schema_words(&value_text)
+            {
                 continue;
             }
             let (start, end) = snap(text, secret.start(), secret.end());
@@ -400,6 +407,52 @@ struct OwnRule {
 
 fn any_value(_: &str) -> bool {
     true
+}
+
+/// A quoted value where a password goes: ASCII, 4+ characters, no spaces,
+/// not code or a name (`password_confirmation`, `getpass()`) and not
+/// validation or type keywords (`required`, `string`, `required|min:8`).
+fn quoted_literal(value: &str) -> bool {
+    value.len() >= 4
+        && value.is_ascii()
+        && !value.contains(char::is_whitespace)
+        && !is_code(value)
+        && !is_schema_words(value)
+}
+
+/// Validation and type keywords where a value would go, alone or joined
+/// by `|`, `:` or `,` (Laravel-style `required|string|min:8`).
+fn is_schema_words(value: &str) -> bool {
+    const KEYWORDS: &[&str] = &[
+        "required",
+        "optional",
+        "nullable",
+        "sometimes",
+        "confirmed",
+        "present",
+        "bail",
+        "string",
+        "text",
+        "number",
+        "numeric",
+        "integer",
+        "boolean",
+        "bool",
+        "hidden",
+        "visible",
+        "masked",
+        "min",
+        "max",
+        "size",
+        "between",
+        "regex",
+        "unique",
+        "email",
+    ];
+    let value = value.trim_matches(|c: char| "'\"`".contains(c));
+    value.split(['|', ':', ',']).all(|w| {
+        w.bytes().all(|b| b.is_ascii_digit()) || KEYWORDS.iter().any(|k| k.eq_ignore_ascii_case(w))
+    })
 }
 
 /// Artifactory `AP…`/`AKC…` keys mix lower case and digits
@@ -494,6 +547,32 @@ static OWN: LazyLock<Vec<OwnRule>> = LazyLock::new(|| {
             "password-statement",
             r#"(?i)(?:password|passphrase|passcode|pin code|密碼|密码|口令|通關密語)\s*(?:is|was|=|:|：|是|為|为|設為|设为|改成|改為|改为|換成|换成)\s*[「"'“]?(?P<secret>[^\s，。,;；」"'”]+)"#,
             looks_like_credential,
+        ),
+        // A quoted literal is a literal: after "the password is", assigned
+        // to a name that ends in pass/password/secret (`$password =
+        // "goodspec";`, escaped quotes too), or the password argument of a
+        // well-known credential API — even a plain word.
+        rule(
+            "password-statement",
+            r#"(?i)(?:password|passphrase|passcode|pin code|密碼|密码|口令|通關密語)\s*(?:is|was|=|:|：|是|為|为|設為|设为|改成|改為|改为|換成|换成)\s*\\?["“「'](?P<secret>[^\s"”」'\\]+)\\?["”」']"#,
+            quoted_literal,
+        ),
+        rule(
+            "config-secret",
+            r#"(?:^|[^A-Za-z0-9_.-])\$?['"]?[A-Za-z0-9_.-]*(?i:pass(?:word|wd|phrase)?|pwd|secret)['"]?\s*(?:=>|:=|=|:)\s*\\?["'](?P<secret>[^\s"'\\]+)\\?["']"#,
+            quoted_literal,
+        ),
+        rule(
+            "api-password",
+            r#"(?:\b(?:NetworkCredential|PasswordAuthentication|UsernamePasswordCredentials|HTTPBasicAuth|HTTPDigestAuth|HttpBasicAuth|BasicAuth)\(|\bauth\s*=\s*\(|\.login\()\s*["'][^"'\n]*["']\s*,\s*["'](?P<secret>[^"'\n]+)["']"#,
+            quoted_literal,
+        ),
+        // Azure DevOps personal access tokens: 84 characters, the provider
+        // signature `AZDO` at offset 76 (Microsoft's identifiable format).
+        rule(
+            "azure-devops-pat",
+            r"\b(?P<secret>[A-Za-z0-9]{76}AZDO[A-Za-z0-9]{4})\b",
+            any_value,
         ),
         // A vendor prefix and a long random body (the "identifiable token"
         // design many providers use: vci_…, cfut_…, shpss_…).

@@ -234,3 +234,64 @@ fn redacting_twice_changes_nothing() {
         assert_eq!(redacted(&once), once);
     }
 }
+
+/// A literal is a literal: quoted after "the password is", quoted and
+/// assigned to a name that ends in pass/password/secret, or passed as the
+/// password of a well-known credential API — even when it is a plain word.
+/// A variable, a call or a validation keyword in the same place is code.
+#[test]
+fn quoted_passwords_and_credential_apis() {
+    let cases = [
+        (
+            r#"ensure the password is "centipede" and press On"#,
+            "centipede",
+        ),
+        ("$password = \"goodspec\";", "goodspec"),
+        (r#"$password = \"goodspec\";"#, "goodspec"),
+        ("db_pass: \"letmein7\"", "letmein7"),
+        (
+            r#"sender.Credentials = new NetworkCredential("ops@example.com", "vzihlaquknriqlht");"#,
+            "vzihlaquknriqlht",
+        ),
+        (
+            r#"requests.get(url, auth=HTTPBasicAuth("admin", "tangerine"))"#,
+            "tangerine",
+        ),
+        (
+            r#"r = requests.get(url, auth=("admin", "tangerine"))"#,
+            "tangerine",
+        ),
+        (
+            r#"server.login("me@example.com", "correcthorse")"#,
+            "correcthorse",
+        ),
+        (
+            "ado pat aQwErTy123456789AbCdEf0123456789AbCdEf0123456789AbCdEf0123456789AbCdEf012345AZDOabc1 expires soon",
+            "aQwErTy123456789AbCdEf0123456789AbCdEf",
+        ),
+    ];
+    for (text, secret) in cases {
+        hides(text, secret);
+    }
+    for text in [
+        "'password' => 'required|string|min:8|confirmed',",
+        r#"rules: { password: "required" }"#,
+        r#"<input type="password" name="password" placeholder="Password">"#,
+        r#"password_field = "password""#,
+        r#"new NetworkCredential(user, password)"#,
+        r#"new NetworkCredential("svc-backup", Environment.GetEnvironmentVariable("BACKUP_PW"))"#,
+        r#"requests.get(url, auth=HTTPBasicAuth(user, os.environ["API_PW"]))"#,
+        r#"auth=("admin", getpass())"#,
+        "server.login(sender, app_password)",
+        r#"for guests the password is "optional""#,
+        r#"密码是"必填"的"#,
+        r#"the password is "<your password>""#,
+        r#"secret: "string""#,
+        r#"password: "{{ .Values.db.password }}""#,
+        r#"DB_PASSWORD: "${DB_PASSWORD}""#,
+        r#"client_secret = "CHANGE_ME_IN_PROD""#,
+        r#"$password = $_POST["password"];"#,
+    ] {
+        untouched(text);
+    }
+}
