@@ -1,5 +1,5 @@
 //! Scale (issue 15): what opening a large store costs, natively and in the
-//! component, with the indexes stored in the snapshot (format version 4)
+//! component, with the indexes stored in the snapshot (since format version 4)
 //! against rebuilding them from every atom (what version 3 did).
 //!
 //!     cargo run --release -p hmg-benches --bin scale [-- 10000 100000]

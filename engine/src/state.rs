@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::atom::{Atom, AtomId, Edge, Event};
 use crate::error::{Error, Result};
 use crate::graph::index::SuppliedTriple;
+use crate::log::frame::Checksum;
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct State {
@@ -63,18 +64,19 @@ pub struct Unread {
     pub file: String,
     pub offset: u64,
     pub len: u32,
-    pub crc: u32,
+    /// The file's checksum kind and the frame's checksum.
+    pub checksum: (Checksum, u32),
     /// Rows the log removed since: the snapshot's copies do not count.
     removed: std::collections::BTreeSet<AtomId>,
 }
 
 impl Unread {
-    pub fn new(file: String, offset: u64, len: u32, crc: u32) -> Unread {
+    pub fn new(file: String, offset: u64, len: u32, checksum: (Checksum, u32)) -> Unread {
         Unread {
             file,
             offset,
             len,
-            crc,
+            checksum,
             removed: Default::default(),
         }
     }

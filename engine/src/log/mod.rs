@@ -14,7 +14,7 @@ use crate::atom::AtomId;
 use crate::error::{Error, Result};
 use crate::state::{State, Txn, Unread, Vectors};
 use backend::Backend;
-use frame::{FRAME_OVERHEAD, HEADER_LEN, LOG_MAGIC, MAX_FRAME, Next, SNAP_MAGIC};
+use frame::{Checksum, FRAME_OVERHEAD, HEADER_LEN, LOG_MAGIC, MAX_FRAME, Next, SNAP_MAGIC};
 
 /// A snapshot's vectors frame at least this long is read when a call first
 /// needs its rows, not at open; a smaller one is read (and checked) with the
@@ -115,6 +115,9 @@ pub struct Log<B: Backend> {
     /// Compact at the next commit even if the log is short (the snapshot's
     /// indexes are missing or were derived by another engine).
     compact_soon: bool,
+    /// How the live log's frames are checksummed (its header's version): a
+    /// log an older build began keeps its kind until the next compaction.
+    log_checksum: Checksum,
 }
 
 fn log_name(generation: u64) -> String {
@@ -189,6 +192,7 @@ impl<B: Backend> Log<B> {
             notices: Vec::new(),
             derived: None,
             compact_soon: false,
+            log_checksum: Checksum::CURRENT,
         };
         let mut recovery = Recovery::default();
         let state = log.load(&mut recovery)?;
@@ -358,7 +362,7 @@ impl<B: Backend> Log<B> {
             .ok_or_else(|| Error::Corrupt(format!("{name} is missing")))?;
         let mut header = [0; HEADER_LEN as usize];
         let got = self.backend.read_full_at(&name, 0, &mut header)?;
-        let found = frame::parse_header(SNAP_MAGIC, &header[..got]).map_err(named)?;
+        let (found, checksum) = frame::parse_header(SNAP_MAGIC, &header[..got]).map_err(named)?;
         if found != generation {
             return Err(Error::Corrupt(format!("{name} claims generation {found}")));
         }
@@ -367,7 +371,9 @@ impl<B: Backend> Log<B> {
         let Some((len, crc)) = self.frame_head(&name, at, file_len)? else {
             return Err(bad());
         };
-        let payload = self.frame_payload(&name, at, len, crc).ok_or_else(bad)??;
+        let payload = self
+            .frame_payload(&name, at, len, (checksum, crc))
+            .ok_or_else(bad)??;
         let mut state: State = decode(&payload, "snapshot").map_err(named)?;
         drop(payload);
         at += FRAME_OVERHEAD as u64 + u64::from(len);
@@ -389,16 +395,17 @@ impl<B: Backend> Log<B> {
                 if let Some((model, dim, rows)) = Vectors::head(&prefix)
                     && rows > 0
                 {
-                    let unread = Unread::new(name.clone(), offset, len, crc);
+                    let unread = Unread::new(name.clone(), offset, len, (checksum, crc));
                     state.vectors = Vectors::unread_from(model, dim, unread);
                     continue;
                 }
             }
-            let payload = self.frame_payload(&name, offset - FRAME_OVERHEAD as u64, len, crc);
+            let payload =
+                self.frame_payload(&name, offset - FRAME_OVERHEAD as u64, len, (checksum, crc));
             if part == "vectors" && self.salvage && payload.is_none() {
                 // Damaged (an I/O error is no damage: it goes up). Left
                 // unread: `load` drops them and says so.
-                let unread = Unread::new(name.clone(), offset, len, crc);
+                let unread = Unread::new(name.clone(), offset, len, (checksum, crc));
                 state.vectors = Vectors::unread_from(String::new(), 0, unread);
                 continue;
             }
@@ -407,7 +414,7 @@ impl<B: Backend> Log<B> {
                 "vectors" => match Vectors::from_bytes(payload.into()) {
                     Ok(vectors) => state.vectors = vectors,
                     Err(_) if self.salvage => {
-                        let unread = Unread::new(name.clone(), offset, len, crc);
+                        let unread = Unread::new(name.clone(), offset, len, (checksum, crc));
                         state.vectors = Vectors::unread_from(String::new(), 0, unread);
                     }
                     Err(e) => {
@@ -436,8 +443,15 @@ impl<B: Backend> Log<B> {
         Ok(fits.then_some((len, crc)))
     }
 
-    /// The payload of the frame at `at`; `None` if its checksum fails.
-    fn frame_payload(&self, name: &str, at: u64, len: u32, crc: u32) -> Option<Result<Vec<u8>>> {
+    /// The payload of the frame at `at`; `None` if it fails its checksum
+    /// (the kind of the file, and the value its head holds).
+    fn frame_payload(
+        &self,
+        name: &str,
+        at: u64,
+        len: u32,
+        (checksum, sum): (Checksum, u32),
+    ) -> Option<Result<Vec<u8>>> {
         let mut payload = vec![0; len as usize];
         match self
             .backend
@@ -445,7 +459,7 @@ impl<B: Backend> Log<B> {
         {
             Err(e) => Some(Err(e.into())),
             Ok(n) if n < payload.len() => None,
-            Ok(_) => (crc32fast::hash(&payload) == crc).then_some(Ok(payload)),
+            Ok(_) => (checksum.of(&payload) == sum).then_some(Ok(payload)),
         }
     }
 
@@ -464,7 +478,7 @@ impl<B: Backend> Log<B> {
             ))
         };
         let payload = self
-            .frame_payload(&name, at, unread.len, unread.crc)
+            .frame_payload(&name, at, unread.len, unread.checksum)
             .ok_or_else(bad)??;
         let snapshot = Vectors::from_bytes(payload.into()).map_err(|e| {
             Error::Corrupt(format!(
@@ -500,8 +514,9 @@ impl<B: Backend> Log<B> {
                 self.untidy.header = true;
                 return Ok(());
             }
-            let checked = frame::parse_header(LOG_MAGIC, &head).and_then(|found| {
+            let checked = frame::parse_header(LOG_MAGIC, &head).and_then(|(found, checksum)| {
                 if found == self.generation {
+                    self.log_checksum = checksum;
                     Ok(())
                 } else {
                     Err(Error::Corrupt(format!("claims generation {found}")))
@@ -529,7 +544,7 @@ impl<B: Backend> Log<B> {
         tail.truncate(n);
         let mut at = 0;
         let damage = loop {
-            match frame::next(&tail, at) {
+            match frame::next(&tail, at, self.log_checksum) {
                 Next::Frame(payload, after) => {
                     if frame::all_zero(&tail[at..]) {
                         break None;
@@ -555,7 +570,7 @@ impl<B: Backend> Log<B> {
                 }
                 Next::Bad => {
                     let rest = &tail[at..];
-                    if frame::valid_frame_after(&tail, at) {
+                    if frame::valid_frame_after(&tail, at, self.log_checksum) {
                         break Some(
                             "the record there is damaged and whole records follow it".into(),
                         );
@@ -640,6 +655,7 @@ impl<B: Backend> Log<B> {
             self.backend.sync(&log)?;
             self.backend.sync_dir()?;
             self.log_end = HEADER_LEN;
+            self.log_checksum = Checksum::CURRENT;
             self.untidy.header = false;
         }
         if self.untidy.compact {
@@ -744,7 +760,7 @@ impl<B: Backend> Log<B> {
         derive: &mut dyn FnMut(&State) -> Option<Vec<u8>>,
     ) -> Result<()> {
         self.tidy_for_write(state)?;
-        let bytes = frame::frame(&encode(&txn)?);
+        let bytes = frame::frame_with(self.log_checksum, &encode(&txn)?);
         let log = log_name(self.generation);
         let written = self
             .backend
@@ -837,7 +853,8 @@ impl<B: Backend> Log<B> {
         // Committed. Generation `next` is live from here on.
         drop(bytes);
         if set_aside && u64::from(vectors_len) >= LAZY_VECTORS_FROM {
-            let unread = Unread::new(snap_name(next), vectors_at, vectors_len, vectors_crc);
+            let sum = (Checksum::CURRENT, vectors_crc);
+            let unread = Unread::new(snap_name(next), vectors_at, vectors_len, sum);
             state.vectors.set_aside(unread);
         }
         self.compact_soon = false;

@@ -359,3 +359,92 @@ fn short_reads_never_look_like_a_torn_tail() {
     let (_, reopened, _) = Log::open(mem, u64::MAX).unwrap();
     assert_eq!(reopened.atoms.len(), 301);
 }
+
+/// The bytes of a file as format version 4 wrote them: the same frames,
+/// each checksummed with CRC-32, under a version-4 header.
+fn as_version_4(bytes: &[u8], magic: &[u8; 8]) -> Vec<u8> {
+    let (generation, checksum) = frame::parse_header(magic, bytes).unwrap();
+    let mut header = bytes[..20].to_vec();
+    header[8..12].copy_from_slice(&4u32.to_le_bytes());
+    let crc = crc32fast::hash(&header);
+    header.extend_from_slice(&crc.to_le_bytes());
+    assert_eq!(frame::parse_header(magic, &header).unwrap().0, generation);
+    let mut at = HEADER_LEN as usize;
+    while let Next::Frame(payload, next) = frame::next(bytes, at, checksum) {
+        header.extend(frame::frame_with(Checksum::Crc32, payload));
+        at = next;
+    }
+    assert_eq!(at, bytes.len(), "every frame converted");
+    header
+}
+
+/// A store an older build wrote (CRC-32 frames) opens, its lazily read
+/// vectors check against CRC-32, writes appended to its log keep CRC-32
+/// (so that its frames stay readable together), and the next compaction
+/// moves it to this build's version and checksum.
+#[test]
+fn a_version_4_store_keeps_its_checksums_until_it_compacts() {
+    let mem = MemBackend::new();
+    let (mut store, mut state, _) = Log::open(mem.clone(), u64::MAX).unwrap();
+    for n in 1..=3 {
+        put(&mut store, &mut state, n).unwrap();
+        let txn = state.txn(vec![Mutation::Embed {
+            model: "m".into(),
+            atom: AtomId(n),
+            vector: vec![n as u8; 8],
+        }]);
+        store.commit(&mut state, txn).unwrap();
+    }
+    store.compact(&mut state).unwrap();
+    put(&mut store, &mut state, 4).unwrap();
+    drop(store);
+    for (name, bytes) in mem.all_bytes() {
+        let magic = if name.starts_with("snap-") {
+            SNAP_MAGIC
+        } else {
+            LOG_MAGIC
+        };
+        let old = as_version_4(&bytes, magic);
+        mem.remove(&name).unwrap();
+        mem.write_at(&name, 0, &old).unwrap();
+        mem.sync(&name).unwrap();
+    }
+    mem.sync_dir().unwrap();
+    let version = |mem: &MemBackend, name: &str| {
+        let bytes = mem
+            .all_bytes()
+            .into_iter()
+            .find(|(n, _)| n == name)
+            .unwrap()
+            .1;
+        u32::from_le_bytes(bytes[8..12].try_into().unwrap())
+    };
+    let (snap, log) = (snap_name(1), log_name(1));
+    assert_eq!((version(&mem, &snap), version(&mem, &log)), (4, 4));
+    let (mut store, mut reopened, recovery) = Log::open(mem.clone(), u64::MAX).unwrap();
+    assert_eq!(recovery, Recovery::default());
+    assert!(reopened.vectors.unread().is_some(), "rows left unread");
+    store.read_vectors(&mut reopened.vectors).unwrap();
+    assert_eq!(reopened, state);
+    put(&mut store, &mut reopened, 5).unwrap();
+    put(&mut store, &mut state, 5).unwrap();
+    assert_eq!(
+        version(&mem, &log),
+        4,
+        "appended to the old log in its own kind"
+    );
+    let mem = mem.after_power_cut();
+    let (mut store, mut again, recovery) = Log::open(mem.clone(), u64::MAX).unwrap();
+    assert_eq!(recovery, Recovery::default());
+    store.read_vectors(&mut again.vectors).unwrap();
+    assert_eq!(again, state);
+    store.compact(&mut again).unwrap();
+    assert_eq!(version(&mem, &snap_name(2)), frame::FORMAT_VERSION);
+    put(&mut store, &mut again, 6).unwrap();
+    put(&mut store, &mut state, 6).unwrap();
+    assert_eq!(version(&mem, &log_name(2)), frame::FORMAT_VERSION);
+    let (mut store, mut last, recovery) = Log::open(mem.after_power_cut(), u64::MAX).unwrap();
+    assert_eq!(recovery, Recovery::default());
+    store.read_vectors(&mut last.vectors).unwrap();
+    assert_eq!(last, state);
+}
