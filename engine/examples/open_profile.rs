@@ -14,7 +14,7 @@ use std::time::Instant;
 
 use engine::FsBackend;
 use engine::index::Indexes;
-use engine::log::frame::{self, Next};
+use engine::log::frame::{self, Checksum, Next};
 use engine::log::{Derived, Log};
 use engine::state::{State, Supplied, Vectors};
 
@@ -53,14 +53,21 @@ fn main() {
         let t = Instant::now();
         let bytes = std::fs::read(&snap).unwrap();
         println!("read {} MB: {}", bytes.len() >> 20, ms(t));
+        let (_, checksum) = frame::parse_header(frame::SNAP_MAGIC, &bytes).unwrap();
         let t = Instant::now();
         let mut at = 24;
         let mut frames = Vec::new();
-        while let Next::Frame(p, next) = frame::next(&bytes, at) {
+        while let Next::Frame(p, next) = frame::next(&bytes, at, checksum) {
             frames.push(p);
             at = next;
         }
-        println!("crc {} frames: {}", frames.len(), ms(t));
+        println!("{checksum:?} of {} frames: {}", frames.len(), ms(t));
+        // Both kinds over the same bytes: what the format's checksum costs.
+        for kind in [Checksum::Crc32, Checksum::Xxh3] {
+            let t = Instant::now();
+            let sums: u32 = frames.iter().fold(0, |s, f| s ^ kind.of(f));
+            println!("  {kind:?} alone: {} ({sums:08x})", ms(t));
+        }
         for f in &frames {
             print!("{} MB ", f.len() >> 20);
         }

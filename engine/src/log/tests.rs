@@ -443,7 +443,7 @@ fn a_version_4_store_keeps_its_checksums_until_it_compacts() {
     put(&mut store, &mut again, 6).unwrap();
     put(&mut store, &mut state, 6).unwrap();
     assert_eq!(version(&mem, &log_name(2)), frame::FORMAT_VERSION);
-    let (mut store, mut last, recovery) = Log::open(mem.after_power_cut(), u64::MAX).unwrap();
+    let (store, mut last, recovery) = Log::open(mem.after_power_cut(), u64::MAX).unwrap();
     assert_eq!(recovery, Recovery::default());
     store.read_vectors(&mut last.vectors).unwrap();
     assert_eq!(last, state);
