@@ -254,11 +254,15 @@ impl Vectors {
         let Some(unread) = self.unread.take() else {
             return;
         };
-        for (id, row) in snapshot.rows {
-            if !unread.removed.contains(&id) {
-                self.rows.entry(id).or_insert(row);
-            }
+        // One merge of two sorted maps (the log's rows win), not an insert
+        // per snapshot row: 100k inserts were tens of milliseconds of every
+        // cold semantic recall inside the component.
+        let mut rows = snapshot.rows;
+        if !unread.removed.is_empty() {
+            rows.retain(|id, _| !unread.removed.contains(id));
         }
+        rows.append(&mut self.rows);
+        self.rows = rows;
     }
 
     /// Encodes a unit vector for storage.
