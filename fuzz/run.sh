@@ -29,6 +29,13 @@ log = (fx / "log-0000000000000001.hmg").read_bytes()
 # is generation 1 too.
 pathlib.Path("seeds/log_files/v1").write_bytes(struct.pack("<H", len(snap)) + snap + log)
 pathlib.Path("seeds/log_files/log-only").write_bytes(struct.pack("<H", 0) + log)
+# A version-5 store (XXH3 frames; written by `hmg --model none`: five
+# memories, one sealed — the seal compacted —, one more after it): random
+# mutation cannot forge a checksum, so the newer kind needs its own seed.
+v5 = pathlib.Path("fixtures/v5")
+snap5 = (v5 / "snap-0000000000000001.hmg").read_bytes()
+log5 = (v5 / "log-0000000000000001.hmg").read_bytes()
+pathlib.Path("seeds/log_files/v5").write_bytes(struct.pack("<H", len(snap5)) + snap5 + log5)
 pathlib.Path("seeds/import/v1.jsonl").write_bytes((fx / "export.jsonl").read_bytes())
 texts = [
     "主庫連線 postgres://admin:s3cr3t@db.internal:5432/app 已設定",

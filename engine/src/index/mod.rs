@@ -33,9 +33,11 @@ pub struct Indexes {
     /// so that calls that never search vectors do not pay for them.
     vector: HashMap<String, VectorIndex>,
     vectors_built: bool,
-    /// Whether a semantic search was answered straight from the rows
-    /// ([`Indexes::search_unindexed`]).
-    searched_unindexed: bool,
+    /// Semantic searches answered straight from the rows
+    /// ([`Indexes::take_unindexed`]), and per tenant the rows and script
+    /// means they used, kept until a write changes an atom.
+    unindexed_searches: usize,
+    unindexed: HashMap<String, Unindexed>,
     vector_model: String,
     /// Entities and triples per tenant.
     pub graph: GraphIndex,
@@ -61,6 +63,22 @@ pub fn dedup_key(scope: &Scope, kind: Kind, content: &str) -> u64 {
     part(Some(kind.as_str()));
     part(Some(&normalize(content)));
     h.finish()
+}
+
+/// Semantic searches of a process that go straight over the rows before
+/// one builds the index: building costs about four such searches (100k
+/// rows in the component: ≈ 0.95 s against ≈ 0.24 s), so a process that
+/// searches a few times (a prompt hook's up to four queries) never builds
+/// it, and one that keeps searching pays at most twice the least it could
+/// have (the ski-rental rule).
+pub const UNINDEXED_SEARCHES: usize = 4;
+
+/// A tenant's searchable rows ([`vector_rows`]) and their script means
+/// ([`vector::row_means`]), for searches without an index.
+#[derive(Debug, Default)]
+pub struct Unindexed {
+    pub rows: Vec<(AtomId, Row, bool)>,
+    pub means: [Vec<f32>; 2],
 }
 
 /// Per tenant (or only `tenant`'s), its searchable rows in atom order:
@@ -104,21 +122,40 @@ impl Indexes {
         indexes
     }
 
-    /// Whether the next semantic search should go straight over the rows
-    /// ([`vector::search_rows`]) instead of building the indexes: the
-    /// first of a process does, later ones build them once and use them.
-    /// A process that searches once (every `hmg recall`, every hook) never
-    /// builds an index; a long-lived one pays one extra scan.
-    pub fn search_unindexed(&mut self) -> bool {
-        let first = !self.vectors_built && !self.searched_unindexed;
-        self.searched_unindexed = true;
-        first
+    /// The rows and means for the next semantic search if it should go
+    /// straight over the rows ([`vector::search_rows_with`]) instead of
+    /// building the indexes: the first [`UNINDEXED_SEARCHES`] of a process
+    /// do (the rows and means taken once, kept while no atom changes),
+    /// later ones build the indexes once and use them. Hand them back with
+    /// [`Indexes::keep_unindexed`]. Not before the state's rows are read.
+    pub fn take_unindexed(&mut self, state: &State, tenant: &str) -> Option<Unindexed> {
+        if self.vectors_built || self.unindexed_searches >= UNINDEXED_SEARCHES {
+            return None;
+        }
+        self.unindexed_searches += 1;
+        let kept = self.unindexed.remove(tenant);
+        Some(kept.unwrap_or_else(|| {
+            let rows = vector_rows(state, Some(tenant))
+                .remove(tenant)
+                .unwrap_or_default();
+            let means = vector::row_means(state.vectors.dim as usize, &rows);
+            Unindexed { rows, means }
+        }))
+    }
+
+    /// Keeps what [`Indexes::take_unindexed`] gave for the next search of
+    /// the tenant, unless no search will go over the rows again.
+    pub fn keep_unindexed(&mut self, tenant: &str, unindexed: Unindexed) {
+        if self.unindexed_searches < UNINDEXED_SEARCHES {
+            self.unindexed.insert(tenant.to_owned(), unindexed);
+        }
     }
 
     /// Builds the vector indexes if this is their first use.
     /// Not before the state's rows are read ([`crate::state::Vectors::rows`]).
     pub fn ensure_vectors(&mut self, state: &State) {
         if !self.vectors_built && state.vectors.rows().is_some() {
+            self.unindexed.clear();
             self.build_vectors(state);
             self.vectors_built = true;
         }
@@ -155,6 +192,9 @@ impl Indexes {
 
     /// Re-indexes one atom from its current record.
     pub fn upsert(&mut self, atom: &Atom, state: &State) {
+        // Rows kept for searches without an index may no longer be the
+        // tenant's (a new row, a destroyed atom).
+        self.unindexed.clear();
         if self.vectors_built {
             let vectors = &state.vectors;
             let tenant_vectors = self

@@ -367,15 +367,22 @@ pub fn search_rows(
     if k == 0 || query.len() != dim {
         return (Vec::new(), false);
     }
+    search_rows_with(dim, rows, &row_means(dim, rows), query, k, accept, cjk)
+}
+
+/// The script buckets' means of `rows` as [`search_rows`] takes them (both
+/// empty unless each bucket has [`MIN_BUCKET`] rows), summed in row order
+/// as the index sums them: the first of its two passes, which a process
+/// searching the same rows again can keep.
+pub fn row_means(dim: usize, rows: &[(AtomId, Row, bool)]) -> [Vec<f32>; 2] {
     let fits = |row: &Row| row.len() == dim * 2;
     let mut counts = [0usize; 2];
     for (_, row, c) in rows {
         counts[usize::from(*c)] += usize::from(fits(row));
     }
-    let mut v = vec![0f32; dim];
-    // The bucket means, summed in row order as the index sums them.
     let mut means: [Vec<f32>; 2] = Default::default();
     if counts.iter().all(|n| *n >= MIN_BUCKET) {
+        let mut v = vec![0f32; dim];
         let mut sums = Sums::new(dim);
         for (_, row, c) in rows.iter().filter(|r| fits(&r.1)) {
             Vectors::decode_into(row, &mut v);
@@ -387,7 +394,25 @@ pub fn search_rows(
             means[b] = sums[b].iter().map(|s| (s / n) as f32).collect();
         }
     }
-    let centred = Centred::new(query, &means, cjk);
+    means
+}
+
+/// [`search_rows`] with the means [`row_means`] took of these rows.
+pub fn search_rows_with(
+    dim: usize,
+    rows: &[(AtomId, Row, bool)],
+    means: &[Vec<f32>; 2],
+    query: &[f32],
+    k: usize,
+    accept: impl Fn(AtomId) -> bool,
+    cjk: bool,
+) -> (Vec<(AtomId, f32)>, bool) {
+    if k == 0 || query.len() != dim {
+        return (Vec::new(), false);
+    }
+    let fits = |row: &Row| row.len() == dim * 2;
+    let mut v = vec![0f32; dim];
+    let centred = Centred::new(query, means, cjk);
     let mut scored: Vec<(f32, usize)> = Vec::with_capacity(rows.len());
     for (at, (_, row, c)) in rows.iter().enumerate() {
         if !fits(row) {

@@ -47,8 +47,7 @@ use crate::error::Result;
 use crate::index::keyword::{Facts, KeywordHit, Matches};
 use crate::index::temporal::{self, Window};
 use crate::index::tokenize::{is_cjk_text, tokens};
-use crate::index::vector::search_rows;
-use crate::index::vector_rows;
+use crate::index::vector::search_rows_with;
 use crate::log::backend::Backend;
 use crate::memory::Memory;
 use crate::ops::graph::{Edge as GraphEdge, GraphScope, Node};
@@ -537,16 +536,14 @@ impl<B: Backend> Memory<B> {
         }
         self.read_vectors()?;
         let tenant = req.scope.tenant_id.as_str();
-        // The first search of a process goes straight over the tenant's
-        // rows; later ones build the index once and use it.
-        let rows = if self.indexes.search_unindexed() {
-            vector_rows(&self.state, Some(tenant)).remove(tenant)
-        } else {
+        // The first few searches of a process go straight over the
+        // tenant's rows; later ones build the index once and use it.
+        let rows = self.indexes.take_unindexed(&self.state, tenant);
+        if rows.is_none() {
             self.indexes.ensure_vectors(&self.state);
-            None
-        };
+        }
         let searchable = match &rows {
-            Some(rows) => !rows.is_empty(),
+            Some(rows) => !rows.rows.is_empty(),
             None => self.indexes.vector(tenant).is_some_and(|v| !v.is_empty()),
         };
         let made_ahead = self.take_query(text);
@@ -570,9 +567,10 @@ impl<B: Backend> Memory<B> {
         };
         let (k, cjk) = (limit + SEMANTIC_CANDIDATES, is_cjk_text(text));
         let (hits, neutral) = match (&rows, self.indexes.vector(tenant)) {
-            (Some(rows), _) => search_rows(
+            (Some(rows), _) => search_rows_with(
                 self.state.vectors.dim as usize,
-                rows,
+                &rows.rows,
+                &rows.means,
                 &query,
                 k,
                 accept,
@@ -581,6 +579,9 @@ impl<B: Backend> Memory<B> {
             (None, Some(index)) => index.search_neutral(&query, k, accept, cjk),
             (None, None) => return Ok(()),
         };
+        if let Some(rows) = rows {
+            self.indexes.keep_unindexed(tenant, rows);
+        }
         for (id, cosine) in hits {
             out.entry(id).or_default().semantic = semantic_signal(cosine, neutral);
         }

@@ -163,13 +163,45 @@ fn a_keyword_only_recall_builds_no_vector_index() {
         assert_eq!(h.recall("ECS").len(), 1);
         assert!(h.memory.indexes.vector(&tenant).is_none());
     }
-    // With the model they were made with, the first recall searches the
-    // rows without an index, the second builds it.
+    // With the model they were made with, the first few recalls search
+    // the rows without an index, the next one builds it.
     h.reopen(Some(HashedEmbedder::new(64)));
-    assert_eq!(h.recall("ECS").len(), 1);
-    assert!(h.memory.indexes.vector(&tenant).is_none());
+    for _ in 0..crate::index::UNINDEXED_SEARCHES {
+        assert_eq!(h.recall("ECS").len(), 1);
+        assert!(h.memory.indexes.vector(&tenant).is_none());
+    }
     assert_eq!(h.recall("ECS").len(), 1);
     assert_eq!(h.memory.indexes.vector(&tenant).map(|v| v.len()), Some(1));
+}
+
+/// The rows and means a search without an index took are kept for the
+/// next one, and dropped when a write changes an atom: a memory written
+/// between two such searches is found by the second.
+#[test]
+fn rows_kept_between_searches_without_an_index_follow_writes() {
+    let (mut h, _) = with_vectors();
+    h.id("the ECS cluster runs the API");
+    h.memory.compact().unwrap();
+    h.reopen(Some(HashedEmbedder::new(64)));
+    let req = RecallRequest {
+        query: "the ECS cluster also runs the workers".into(),
+        scope: h.scope.clone(),
+        explain: true,
+        ..Default::default()
+    };
+    assert_eq!(h.recall_with(req.clone()).len(), 1);
+    let added = h.id("the ECS cluster also runs the workers");
+    let second = h.recall_with(req);
+    let semantic = |r: &Recalled| {
+        r.explain
+            .iter()
+            .any(|s| s.name == "semantic" && s.value > 0.0)
+    };
+    assert!(
+        second.iter().any(|r| r.atom_id == added && semantic(r)),
+        "{second:?}"
+    );
+    assert!(h.memory.indexes.vector(&h.scope.tenant_id).is_none());
 }
 
 #[test]
@@ -212,10 +244,13 @@ fn the_first_recall_without_an_index_answers_as_the_index_does() {
             ..Default::default()
         };
         let first = h.recall_with(req.clone());
+        for _ in 1..crate::index::UNINDEXED_SEARCHES {
+            assert_eq!(h.recall_with(req.clone()), first, "{query}, rows kept");
+        }
         assert!(h.memory.indexes.vector(&h.scope.tenant_id).is_none());
-        let second = h.recall_with(req);
+        let indexed = h.recall_with(req);
         assert!(h.memory.indexes.vector(&h.scope.tenant_id).is_some());
-        assert_eq!(first, second, "{query}");
+        assert_eq!(first, indexed, "{query}");
         assert!(
             first
                 .iter()
