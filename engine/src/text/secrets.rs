@@ -816,6 +816,11 @@ fn own_findings(text: &str, out: &mut Vec<Finding>) {
             // (`looks_like_credential` asks it); a fixed format
             // (`django-insecure-…(^+=…`) may hold any character.
             if is_placeholder(value) || !(rule.accepts)(value) {
+                // A value that is no secret may hold the next label
+                // (`token = lex…:ACCESS_KEY=…`): search again inside it,
+                // or a second pass would find what the first skipped
+                // (fuzzing found it).
+                at = text.ceil_char_boundary(whole.start() + 1);
                 continue;
             }
             // Keep the quotes: only what is between them is the secret.
