@@ -364,9 +364,6 @@ pub fn search_rows(
     accept: impl Fn(AtomId) -> bool,
     cjk: bool,
 ) -> (Vec<(AtomId, f32)>, bool) {
-    if k == 0 || query.len() != dim {
-        return (Vec::new(), false);
-    }
     search_rows_with(dim, rows, &row_means(dim, rows), query, k, accept, cjk)
 }
 

@@ -31,9 +31,9 @@ pub enum Checksum {
 
 impl Checksum {
     /// What this build writes into new files.
-    pub const CURRENT: Checksum = Checksum::Xxh3;
+    pub const CURRENT: Checksum = Checksum::of_version(FORMAT_VERSION);
 
-    pub fn of_version(version: u32) -> Checksum {
+    pub const fn of_version(version: u32) -> Checksum {
         if version >= 5 {
             Checksum::Xxh3
         } else {

@@ -466,6 +466,9 @@ fn vendor_shape(value: &str) -> bool {
 
 const CREDENTIAL_KEY: &str = r"[A-Za-z0-9_.-]*(?i:pass(?:word|wd|phrase)?|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|client[_-]?secret|auth(?:[_-]?key)?|credentials?|signing[_-]?key|encryption[_-]?key|master[_-]?key)[A-Za-z0-9_.-]*";
 
+/// "the password is", "密碼是", "口令改为" …: what a stated password follows.
+const PASSWORD_STATEMENT: &str = r"(?i)(?:password|passphrase|passcode|pin code|密碼|密码|口令|通關密語)\s*(?:is|was|=|:|：|是|為|为|設為|设为|改成|改為|改为|換成|换成)\s*";
+
 static OWN: LazyLock<Vec<OwnRule>> = LazyLock::new(|| {
     let rule = |kind, pattern: &str, accepts: fn(&str) -> bool| OwnRule {
         kind,
@@ -545,7 +548,7 @@ static OWN: LazyLock<Vec<OwnRule>> = LazyLock::new(|| {
         // "the password is X", "密碼是 X", "口令为 X".
         rule(
             "password-statement",
-            r#"(?i)(?:password|passphrase|passcode|pin code|密碼|密码|口令|通關密語)\s*(?:is|was|=|:|：|是|為|为|設為|设为|改成|改為|改为|換成|换成)\s*[「"'“]?(?P<secret>[^\s，。,;；」"'”]+)"#,
+            &format!(r#"{PASSWORD_STATEMENT}[「"'“]?(?P<secret>[^\s，。,;；」"'”]+)"#),
             looks_like_credential,
         ),
         // A quoted literal is a literal: after "the password is", assigned
@@ -554,7 +557,7 @@ static OWN: LazyLock<Vec<OwnRule>> = LazyLock::new(|| {
         // well-known credential API — even a plain word.
         rule(
             "password-statement",
-            r#"(?i)(?:password|passphrase|passcode|pin code|密碼|密码|口令|通關密語)\s*(?:is|was|=|:|：|是|為|为|設為|设为|改成|改為|改为|換成|换成)\s*\\?["“「'](?P<secret>[^\s"”」'\\]+)\\?["”」']"#,
+            &format!(r#"{PASSWORD_STATEMENT}\\?["“「'](?P<secret>[^\s"”」'\\]+)\\?["”」']"#),
             quoted_literal,
         ),
         rule(
