@@ -76,7 +76,9 @@ fn main() {
         let mut state: State = postcard::from_bytes(frames[0]).unwrap();
         println!("state {} atoms: {}", state.atoms.len(), ms(t));
         let t = Instant::now();
-        state.vectors = Vectors::from_bytes(bytes::Bytes::copy_from_slice(frames[1])).unwrap();
+        let half = frame::version(&bytes) < frame::INT8_ROWS_FROM;
+        state.vectors =
+            Vectors::from_bytes(bytes::Bytes::copy_from_slice(frames[1]), half).unwrap();
         println!("vectors: {}", ms(t));
         let t = Instant::now();
         state.supplied = postcard::from_bytes::<Supplied>(frames[2]).unwrap();

@@ -513,10 +513,10 @@ impl<B: Backend> Memory<B> {
         let model = embedder.fingerprint().to_owned();
         Ok(ready
             .into_iter()
-            .map(|(id, v)| Mutation::Embed {
+            .map(|(id, v)| Mutation::EmbedRow {
                 model: model.clone(),
                 atom: id,
-                vector: Vectors::encode(&v),
+                row: Vectors::encode(&v),
             })
             .collect())
     }

@@ -54,8 +54,13 @@ pub struct Vectors {
     unread: Option<Unread>,
 }
 
-/// One stored embedding (f16 little-endian, `dim` values).
+/// One stored embedding (format 6): its scale (f32 little-endian), then
+/// `dim` int8 codes; value `i` is `code_i · scale` ([`Vectors::encode`]).
+/// Formats 2–5 stored f16 values; those rows are converted when read.
 pub type Row = bytes::Bytes;
+
+/// Bytes before a row's codes: its scale.
+pub const ROW_HEAD: usize = 4;
 
 /// Where a snapshot's rows are, while they are not read yet.
 #[derive(Clone, Debug, PartialEq)]
@@ -66,17 +71,26 @@ pub struct Unread {
     pub len: u32,
     /// The file's checksum kind and the frame's checksum.
     pub checksum: (Checksum, u32),
+    /// The rows are f16 (formats 2–5), converted when read.
+    pub half: bool,
     /// Rows the log removed since: the snapshot's copies do not count.
     removed: std::collections::BTreeSet<AtomId>,
 }
 
 impl Unread {
-    pub fn new(file: String, offset: u64, len: u32, checksum: (Checksum, u32)) -> Unread {
+    pub fn new(
+        file: String,
+        offset: u64,
+        len: u32,
+        checksum: (Checksum, u32),
+        half: bool,
+    ) -> Unread {
         Unread {
             file,
             offset,
             len,
             checksum,
+            half,
             removed: Default::default(),
         }
     }
@@ -125,7 +139,8 @@ pub enum Mutation {
         atom: AtomId,
         placeholder: String,
     },
-    /// The embedding of an atom's current content (format version 2).
+    /// The embedding of an atom's current content (format versions 2–5;
+    /// converted to a [`Row`] when applied).
     Embed {
         model: String,
         atom: AtomId,
@@ -137,6 +152,13 @@ pub enum Mutation {
         atom: AtomId,
         triple: SuppliedTriple,
     },
+    /// The embedding of an atom's current content as a [`Row`] (format
+    /// version 6 on).
+    EmbedRow {
+        model: String,
+        atom: AtomId,
+        row: Vec<u8>,
+    },
 }
 
 impl Txn {
@@ -144,30 +166,26 @@ impl Txn {
     pub fn touched(&self) -> impl Iterator<Item = AtomId> + '_ {
         self.mutations.iter().filter_map(|m| match m {
             Mutation::PutAtom(a) => Some(a.id),
-            Mutation::Embed { atom, .. } | Mutation::Relate { atom, .. } => Some(*atom),
+            Mutation::Embed { atom, .. }
+            | Mutation::EmbedRow { atom, .. }
+            | Mutation::Relate { atom, .. } => Some(*atom),
             _ => None,
         })
     }
 }
 
 impl Vectors {
-    fn put(
-        &mut self,
-        model: String,
-        atom: AtomId,
-        vector: Vec<u8>,
-        atoms: &BTreeMap<AtomId, Atom>,
-    ) {
+    fn put(&mut self, model: String, atom: AtomId, row: Vec<u8>, atoms: &BTreeMap<AtomId, Atom>) {
         if model != self.model {
             // Another model's vectors are not comparable with these.
             self.rows.clear();
             self.unread = None;
             self.model = model;
-            self.dim = (vector.len() / 2) as u32;
+            self.dim = Vectors::values(&row) as u32;
         }
         let alive = atoms.get(&atom).is_some_and(|a| !a.exposure.destroyed());
-        if alive && vector.len() == self.dim as usize * 2 {
-            self.rows.insert(atom, Row::from(vector));
+        if alive && row.len() == Vectors::row_len(self.dim as usize) && Vectors::sound(&row) {
+            self.rows.insert(atom, Row::from(row));
         }
     }
 
@@ -208,14 +226,35 @@ impl Vectors {
         .map_err(|e| Error::Internal(format!("cannot encode vectors: {e}")))
     }
 
-    /// Every row of a stored frame, the rows slices of `payload`.
-    pub fn from_bytes(payload: Row) -> std::result::Result<Vectors, postcard::Error> {
+    /// Every row of a stored frame, the rows slices of `payload` — or, for
+    /// a frame of f16 rows (`half`: formats 2–5), converted into one new
+    /// buffer.
+    pub fn from_bytes(payload: Row, half: bool) -> std::result::Result<Vectors, postcard::Error> {
         let frame: StoredFrame = postcard::from_bytes(&payload)?;
-        let rows = frame
-            .rows
-            .into_iter()
-            .map(|(id, row)| (id, payload.slice_ref(row)))
-            .collect();
+        let rows = if half {
+            let width = Vectors::row_len(frame.dim as usize);
+            let mut buffer = Vec::with_capacity(frame.rows.len() * width);
+            let mut spans = Vec::with_capacity(frame.rows.len());
+            let mut v = Vec::new();
+            for (id, row) in &frame.rows {
+                let start = buffer.len();
+                v.resize(row.len() / 2, 0.0);
+                Vectors::decode_half_into(row, &mut v);
+                Vectors::encode_into(&v, &mut buffer);
+                spans.push((*id, start..buffer.len()));
+            }
+            let buffer = Row::from(buffer);
+            spans
+                .into_iter()
+                .map(|(id, span)| (id, buffer.slice(span)))
+                .collect()
+        } else {
+            frame
+                .rows
+                .into_iter()
+                .map(|(id, row)| (id, payload.slice_ref(row)))
+                .collect()
+        };
         Ok(Vectors {
             model: frame.model,
             dim: frame.dim,
@@ -265,21 +304,84 @@ impl Vectors {
         self.rows = rows;
     }
 
-    /// Encodes a unit vector for storage.
-    pub fn encode(v: &[f32]) -> Vec<u8> {
-        v.iter()
-            .flat_map(|x| half::f16::from_f32(*x).to_le_bytes())
-            .collect()
+    /// Bytes of a row of `dim` values.
+    pub const fn row_len(dim: usize) -> usize {
+        dim + ROW_HEAD
     }
 
-    pub fn decode(bytes: &[u8]) -> Vec<f32> {
-        let mut out = vec![0.0; bytes.len() / 2];
-        Vectors::decode_into(bytes, &mut out);
+    /// Values a row holds.
+    pub fn values(row: &[u8]) -> usize {
+        row.len().saturating_sub(ROW_HEAD)
+    }
+
+    /// A row's scale (0 for a row too short to have one).
+    pub fn scale(row: &[u8]) -> f32 {
+        match row.get(..ROW_HEAD) {
+            Some(b) => f32::from_le_bytes([b[0], b[1], b[2], b[3]]),
+            None => 0.0,
+        }
+    }
+
+    /// A row's codes.
+    pub fn codes(row: &[u8]) -> &[u8] {
+        row.get(ROW_HEAD..).unwrap_or(&[])
+    }
+
+    /// Whether a row can be stored: a positive, finite scale.
+    fn sound(row: &[u8]) -> bool {
+        let scale = Vectors::scale(row);
+        scale.is_finite() && scale > 0.0
+    }
+
+    /// Encodes a vector for storage: symmetric int8 with one scale per row
+    /// (`max |v_i| / 127`; 1 for a zero vector), each value rounded half
+    /// away from zero. A unit vector of e5's 384 dimensions keeps its
+    /// cosines to about 1e-3 (docs/format.md).
+    pub fn encode(v: &[f32]) -> Vec<u8> {
+        let mut out = Vec::with_capacity(Vectors::row_len(v.len()));
+        Vectors::encode_into(v, &mut out);
         out
     }
 
-    /// Decodes stored bytes into `out` (as many values as both hold).
-    pub fn decode_into(bytes: &[u8], out: &mut [f32]) {
+    /// [`Vectors::encode`] appended to `out`.
+    pub fn encode_into(v: &[f32], out: &mut Vec<u8>) {
+        let max = v
+            .iter()
+            .filter(|x| x.is_finite())
+            .fold(0f32, |m, x| m.max(x.abs()));
+        let scale = if max > 0.0 { max / 127.0 } else { 1.0 };
+        let inverse = 1.0 / scale;
+        out.extend_from_slice(&scale.to_le_bytes());
+        out.extend(v.iter().map(|x| {
+            let y = if x.is_finite() { x * inverse } else { 0.0 };
+            (y + 0.5f32.copysign(y)).clamp(-127.0, 127.0) as i8 as u8
+        }));
+    }
+
+    pub fn decode(row: &[u8]) -> Vec<f32> {
+        let mut out = vec![0.0; Vectors::values(row)];
+        Vectors::decode_into(row, &mut out);
+        out
+    }
+
+    /// Decodes a row into `out` (as many values as both hold).
+    pub fn decode_into(row: &[u8], out: &mut [f32]) {
+        let scale = Vectors::scale(row);
+        for (x, c) in out.iter_mut().zip(Vectors::codes(row)) {
+            *x = f32::from(*c as i8) * scale;
+        }
+    }
+
+    /// A row as formats 2–5 stored it (f16 little-endian) as a row of this
+    /// format.
+    pub fn from_half(bytes: &[u8]) -> Vec<u8> {
+        let mut v = vec![0.0; bytes.len() / 2];
+        Vectors::decode_half_into(bytes, &mut v);
+        Vectors::encode(&v)
+    }
+
+    /// Decodes f16 little-endian values into `out`.
+    fn decode_half_into(bytes: &[u8], out: &mut [f32]) {
         for (x, b) in out.iter_mut().zip(bytes.chunks_exact(2)) {
             *x = half_to_f32(u16::from_le_bytes([b[0], b[1]]));
         }
@@ -357,7 +459,12 @@ impl State {
                     model,
                     atom,
                     vector,
-                } => self.vectors.put(model, atom, vector, &self.atoms),
+                } => self
+                    .vectors
+                    .put(model, atom, Vectors::from_half(&vector), &self.atoms),
+                Mutation::EmbedRow { model, atom, row } => {
+                    self.vectors.put(model, atom, row, &self.atoms)
+                }
                 Mutation::Relate { atom, triple } => {
                     let alive = self
                         .atoms
@@ -399,7 +506,8 @@ mod tests {
     use super::*;
 
     /// Rows written as byte strings are the bytes `Vec<u8>` rows gave
-    /// (formats 2–4), and read back as slices of the frame.
+    /// (formats 2–6: only what a row's bytes mean changed in 6), and read
+    /// back as slices of the frame.
     #[test]
     fn stored_vectors_keep_their_byte_layout() {
         #[derive(Serialize)]
@@ -420,7 +528,7 @@ mod tests {
             rows: rows.clone(),
         })
         .unwrap();
-        let read = Vectors::from_bytes(Row::from(before.clone())).unwrap();
+        let read = Vectors::from_bytes(Row::from(before.clone()), false).unwrap();
         assert_eq!(read.to_bytes().unwrap(), before);
         assert_eq!(Vectors::head(&before[..8]), Some(("m".into(), 2, 2)));
         let got: BTreeMap<AtomId, Vec<u8>> = read
@@ -430,5 +538,72 @@ mod tests {
             .map(|(id, r)| (*id, r.to_vec()))
             .collect();
         assert_eq!(got, rows);
+    }
+
+    /// A row keeps every value to half its scale, and a cosine of unit
+    /// vectors to well under the semantic signal's resolution.
+    #[test]
+    fn rows_keep_values_to_half_a_step() {
+        let mut seed = 7u64;
+        let mut next = || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((seed >> 33) as f32 / (1u64 << 31) as f32) - 0.5
+        };
+        let unit = |v: Vec<f32>| {
+            let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+            v.into_iter().map(|x| x / n).collect::<Vec<f32>>()
+        };
+        let mut worst = 0f32;
+        for _ in 0..200 {
+            let a = unit((0..384).map(|_| next()).collect());
+            let b = unit((0..384).map(|_| next() + 0.3).collect());
+            let (ra, rb) = (Vectors::encode(&a), Vectors::encode(&b));
+            assert_eq!(ra.len(), Vectors::row_len(384));
+            let (da, db) = (Vectors::decode(&ra), Vectors::decode(&rb));
+            let step = Vectors::scale(&ra);
+            for (x, y) in a.iter().zip(&da) {
+                assert!((x - y).abs() <= step / 2.0 + 1e-7, "{x} vs {y}");
+            }
+            let cos = |x: &[f32], y: &[f32]| x.iter().zip(y).map(|(p, q)| p * q).sum::<f32>();
+            worst = worst.max((cos(&a, &b) - cos(&da, &db)).abs());
+        }
+        assert!(worst < 2e-3, "cosine moved by {worst}");
+        // A zero vector, and values that are not numbers, stay finite.
+        assert_eq!(Vectors::decode(&Vectors::encode(&[0.0; 3])), vec![0.0; 3]);
+        let odd = Vectors::decode(&Vectors::encode(&[f32::NAN, 1.0, f32::INFINITY]));
+        assert_eq!(odd, vec![0.0, 1.0, 0.0]);
+        // Re-encoding a decoded row gives the row back.
+        let a = unit((0..384).map(|_| next()).collect());
+        let row = Vectors::encode(&a);
+        assert_eq!(Vectors::encode(&Vectors::decode(&row)), row);
+    }
+
+    /// A vectors frame of formats 2–5 (f16 rows) reads as rows of this
+    /// format, and an `Embed` record of those formats applies as one.
+    #[test]
+    fn half_rows_of_older_formats_are_converted() {
+        #[derive(Serialize)]
+        struct Before {
+            model: String,
+            dim: u32,
+            rows: BTreeMap<AtomId, Vec<u8>>,
+        }
+        let values = [0.5f32, -0.25, 0.125, 0.0];
+        let half: Vec<u8> = values
+            .iter()
+            .flat_map(|x| half::f16::from_f32(*x).to_le_bytes())
+            .collect();
+        let frame = postcard::to_stdvec(&Before {
+            model: "m".into(),
+            dim: 4,
+            rows: [(AtomId(3), half.clone())].into_iter().collect(),
+        })
+        .unwrap();
+        let read = Vectors::from_bytes(Row::from(frame), true).unwrap();
+        let row = &read.rows().unwrap()[&AtomId(3)];
+        assert_eq!(&row[..], &Vectors::encode(&values)[..]);
+        assert_eq!(Vectors::from_half(&half), Vectors::encode(&values));
     }
 }

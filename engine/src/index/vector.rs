@@ -1,7 +1,7 @@
 //! Exact top-k cosine search over one tenant's embeddings.
 //!
 //! Rows are scanned as int8 codes (one scale per row, 1 byte per dimension),
-//! then the best candidates are re-scored against the stored f16 vectors. The
+//! then the best candidates are re-scored against the stored rows. The
 //! scan also bounds its own error per row (Cauchy–Schwarz on the
 //! quantisation residuals), so every row that could still reach the k-th
 //! exact score is re-scored: the result equals a brute-force scan over the
@@ -84,7 +84,7 @@ pub struct VectorIndex {
     /// ‖code · scale‖ and ‖exact − code · scale‖ per row, for the bound.
     norms: Vec<f32>,
     residuals: Vec<f32>,
-    /// Per row, its exact values as stored (f16, 2 bytes each; the state's
+    /// Per row, its exact values as stored (an int8 row, [`Row`]; the state's
     /// own bytes, shared, not a copy), decoded when a row is re-scored.
     exact: Vec<Row>,
     /// Per row: its script bucket (1: CJK, 0: other), ‖d‖², and d·m of its
@@ -348,7 +348,7 @@ fn by_falling_score(
     }
 }
 
-/// One search straight over stored rows (id, f16 bytes, CJK bucket; ids
+/// One search straight over stored rows (id, row bytes, CJK bucket; ids
 /// distinct and ascending), without building an index: exactly what
 /// [`VectorIndex::from_rows`] over the same rows followed by
 /// [`VectorIndex::search_neutral`] returns while that search is exact (up
@@ -372,7 +372,7 @@ pub fn search_rows(
 /// as the index sums them: the first of its two passes, which a process
 /// searching the same rows again can keep.
 pub fn row_means(dim: usize, rows: &[(AtomId, Row, bool)]) -> [Vec<f32>; 2] {
-    let fits = |row: &Row| row.len() == dim * 2;
+    let fits = |row: &Row| row.len() == Vectors::row_len(dim);
     let mut counts = [0usize; 2];
     for (_, row, c) in rows {
         counts[usize::from(*c)] += usize::from(fits(row));
@@ -407,7 +407,7 @@ pub fn search_rows_with(
     if k == 0 || query.len() != dim {
         return (Vec::new(), false);
     }
-    let fits = |row: &Row| row.len() == dim * 2;
+    let fits = |row: &Row| row.len() == Vectors::row_len(dim);
     let mut v = vec![0f32; dim];
     let centred = Centred::new(query, means, cjk);
     let mut scored: Vec<(f32, usize)> = Vec::with_capacity(rows.len());
@@ -478,7 +478,7 @@ impl VectorIndex {
         self.slot.contains_key(&id)
     }
 
-    /// Adds or replaces a row from its stored (f16) bytes (script: other).
+    /// Adds or replaces a row from its stored bytes (script: other).
     pub fn insert(&mut self, id: AtomId, stored: Row) {
         self.insert_scripted(id, stored, false);
     }
@@ -509,8 +509,12 @@ impl VectorIndex {
     /// its codes and bounds, and the bucket's count — everything but the
     /// bucket's sum, its `d·m` and sketch, which follow the bucket's mean.
     fn push(&mut self, id: AtomId, stored: Row, v: &[f32], b: usize) {
-        let (scale, norm, residual) = quantize_into(v, &mut self.codes);
+        // A stored row is already int8 at one scale: its codes are the
+        // index's, exactly (`v` is `code · scale`, so no residual).
         let square = dot(v, v);
+        let (scale, norm, residual) = (Vectors::scale(&stored), square.sqrt(), 0.0);
+        self.codes
+            .extend(Vectors::codes(&stored).iter().map(|c| *c as i8));
         self.slot.insert(id, self.ids.len());
         self.ids.push(id);
         self.exact.push(stored);
@@ -522,7 +526,7 @@ impl VectorIndex {
         self.counts[b] += 1;
     }
 
-    /// An index of these rows (stored f16 bytes, CJK bucket or not) at
+    /// An index of these rows (stored bytes, CJK bucket or not) at
     /// once: one pass to fill the columns, then the bucket means and every
     /// row's `d·m` and sketch once — what `insert_scripted` row by row would
     /// end with, without re-taking the means as the buckets grow. Rows of
@@ -555,7 +559,7 @@ impl VectorIndex {
         let mut v = vec![0f32; dim];
         let mut sums = Sums::new(dim);
         for (id, stored, cjk) in rows {
-            if stored.len() != dim * 2 || index.slot.contains_key(&id) {
+            if stored.len() != Vectors::row_len(dim) || index.slot.contains_key(&id) {
                 continue;
             }
             Vectors::decode_into(&stored, &mut v);

@@ -7,9 +7,12 @@ use crate::error::{Error, Result};
 /// Written by this build. Version 2 added embeddings (a second snapshot
 /// frame, `Mutation::Embed` records), version 3 callers' triples (a third
 /// frame, `Mutation::Relate`), version 4 the derived indexes (a fourth
-/// snapshot frame), version 5 checksums frames with XXH3 instead of CRC-32;
-/// older files are read as they are.
-pub const FORMAT_VERSION: u32 = 5;
+/// snapshot frame), version 5 checksums frames with XXH3 instead of CRC-32,
+/// version 6 stores embeddings as int8 rows (`Mutation::EmbedRow`, and the
+/// vectors frame's rows); older files are read as they are.
+pub const FORMAT_VERSION: u32 = 6;
+/// The first version whose vectors frame holds int8 rows (before: f16).
+pub const INT8_ROWS_FROM: u32 = 6;
 pub const OLDEST_READABLE: u32 = 1;
 pub const HEADER_LEN: u64 = 24;
 pub const FRAME_OVERHEAD: usize = 8;
@@ -81,6 +84,11 @@ pub fn parse_header(magic: &[u8; 8], bytes: &[u8]) -> Result<(u64, Checksum)> {
     }
     let generation = u64::from_le_bytes(bytes[12..20].try_into().expect("8 bytes"));
     Ok((generation, Checksum::of_version(version)))
+}
+
+/// The format version of a header [`parse_header`] accepted.
+pub fn version(header: &[u8]) -> u32 {
+    u32::from_le_bytes(header[8..12].try_into().expect("4 bytes"))
 }
 
 /// A frame for a file this build writes.

@@ -363,6 +363,7 @@ impl<B: Backend> Log<B> {
         let mut header = [0; HEADER_LEN as usize];
         let got = self.backend.read_full_at(&name, 0, &mut header)?;
         let (found, checksum) = frame::parse_header(SNAP_MAGIC, &header[..got]).map_err(named)?;
+        let half = frame::version(&header) < frame::INT8_ROWS_FROM;
         if found != generation {
             return Err(Error::Corrupt(format!("{name} claims generation {found}")));
         }
@@ -395,7 +396,7 @@ impl<B: Backend> Log<B> {
                 if let Some((model, dim, rows)) = Vectors::head(&prefix)
                     && rows > 0
                 {
-                    let unread = Unread::new(name.clone(), offset, len, (checksum, crc));
+                    let unread = Unread::new(name.clone(), offset, len, (checksum, crc), half);
                     state.vectors = Vectors::unread_from(model, dim, unread);
                     continue;
                 }
@@ -405,16 +406,16 @@ impl<B: Backend> Log<B> {
             if part == "vectors" && self.salvage && payload.is_none() {
                 // Damaged (an I/O error is no damage: it goes up). Left
                 // unread: `load` drops them and says so.
-                let unread = Unread::new(name.clone(), offset, len, (checksum, crc));
+                let unread = Unread::new(name.clone(), offset, len, (checksum, crc), half);
                 state.vectors = Vectors::unread_from(String::new(), 0, unread);
                 continue;
             }
             let payload = payload.ok_or_else(bad)??;
             match part {
-                "vectors" => match Vectors::from_bytes(payload.into()) {
+                "vectors" => match Vectors::from_bytes(payload.into(), half) {
                     Ok(vectors) => state.vectors = vectors,
                     Err(_) if self.salvage => {
-                        let unread = Unread::new(name.clone(), offset, len, (checksum, crc));
+                        let unread = Unread::new(name.clone(), offset, len, (checksum, crc), half);
                         state.vectors = Vectors::unread_from(String::new(), 0, unread);
                     }
                     Err(e) => {
@@ -480,7 +481,7 @@ impl<B: Backend> Log<B> {
         let payload = self
             .frame_payload(&name, at, unread.len, unread.checksum)
             .ok_or_else(bad)??;
-        let snapshot = Vectors::from_bytes(payload.into()).map_err(|e| {
+        let snapshot = Vectors::from_bytes(payload.into(), unread.half).map_err(|e| {
             Error::Corrupt(format!(
                 "{name}: snapshot vectors do not decode: {e}. {SALVAGE_HINT}."
             ))
@@ -854,7 +855,7 @@ impl<B: Backend> Log<B> {
         drop(bytes);
         if set_aside && u64::from(vectors_len) >= LAZY_VECTORS_FROM {
             let sum = (Checksum::CURRENT, vectors_crc);
-            let unread = Unread::new(snap_name(next), vectors_at, vectors_len, sum);
+            let unread = Unread::new(snap_name(next), vectors_at, vectors_len, sum, false);
             state.vectors.set_aside(unread);
         }
         self.compact_soon = false;

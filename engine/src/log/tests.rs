@@ -360,8 +360,27 @@ fn short_reads_never_look_like_a_torn_tail() {
     assert_eq!(reopened.atoms.len(), 301);
 }
 
-/// The bytes of a file as format version 4 wrote them: the same frames,
-/// each checksummed with CRC-32, under a version-4 header.
+/// A vectors frame with its rows as f16, as formats 2–5 stored them.
+fn half_rows(payload: &[u8]) -> Vec<u8> {
+    #[derive(serde::Serialize, serde::Deserialize)]
+    struct Frame {
+        model: String,
+        dim: u32,
+        rows: Vec<(AtomId, Vec<u8>)>,
+    }
+    let mut frame: Frame = postcard::from_bytes(payload).unwrap();
+    for (_, row) in &mut frame.rows {
+        *row = Vectors::decode(row)
+            .iter()
+            .flat_map(|x| half::f16::from_f32(*x).to_le_bytes())
+            .collect();
+    }
+    postcard::to_stdvec(&frame).unwrap()
+}
+
+/// The bytes of a file as format version 4 wrote them: the same frames
+/// (vectors as f16 rows), each checksummed with CRC-32, under a version-4
+/// header.
 fn as_version_4(bytes: &[u8], magic: &[u8; 8]) -> Vec<u8> {
     let (generation, checksum) = frame::parse_header(magic, bytes).unwrap();
     let mut header = bytes[..20].to_vec();
@@ -370,9 +389,18 @@ fn as_version_4(bytes: &[u8], magic: &[u8; 8]) -> Vec<u8> {
     header.extend_from_slice(&crc.to_le_bytes());
     assert_eq!(frame::parse_header(magic, &header).unwrap().0, generation);
     let mut at = HEADER_LEN as usize;
+    let mut n = 0;
     while let Next::Frame(payload, next) = frame::next(bytes, at, checksum) {
-        header.extend(frame::frame_with(Checksum::Crc32, payload));
+        // A snapshot's second frame holds the vectors: f16 rows up to
+        // version 5.
+        let payload = if magic == SNAP_MAGIC && n == 1 {
+            half_rows(payload)
+        } else {
+            payload.to_vec()
+        };
+        header.extend(frame::frame_with(Checksum::Crc32, &payload));
         at = next;
+        n += 1;
     }
     assert_eq!(at, bytes.len(), "every frame converted");
     header
@@ -388,10 +416,13 @@ fn a_version_4_store_keeps_its_checksums_until_it_compacts() {
     let (mut store, mut state, _) = Log::open(mem.clone(), u64::MAX).unwrap();
     for n in 1..=3 {
         put(&mut store, &mut state, n).unwrap();
-        let txn = state.txn(vec![Mutation::Embed {
+        // Values f16 keeps exactly (multiples of 1/1024), so that the rows
+        // read back from the version-4 snapshot are these rows.
+        let values = [127.0 / 1024.0, n as f32 / 1024.0, -3.0 / 1024.0, 0.0];
+        let txn = state.txn(vec![Mutation::EmbedRow {
             model: "m".into(),
             atom: AtomId(n),
-            vector: vec![n as u8; 8],
+            row: Vectors::encode(&values),
         }]);
         store.commit(&mut state, txn).unwrap();
     }
