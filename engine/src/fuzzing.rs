@@ -60,6 +60,11 @@ fn fresh_memory(backend: MemBackend, compact: u64) -> Memory<MemBackend> {
     Memory::open(backend, config, env()).expect("a fresh store opens")
 }
 
+/// A small deterministic embedder, so that writes store vector rows.
+fn embedder() -> Box<crate::embed::hashed::HashedEmbedder> {
+    Box::new(crate::embed::hashed::HashedEmbedder::new(16))
+}
+
 /// JSON Lines import of arbitrary text into a store that already holds two
 /// tenants' memories: never a panic; whatever is imported survives a
 /// reopen; the other tenant's atoms are untouched and nothing imported is
@@ -144,6 +149,7 @@ pub fn operations(data: &[u8]) {
     let mut bytes = data.iter().copied();
     let mut mem = MemBackend::new();
     let mut memory = fresh_memory(mem.clone(), 1024);
+    memory.set_embedder(embedder());
     let scope = Scope::new("t", "w", "r", "main");
     // Acknowledged atoms: id → content a seal destroyed (if any).
     let mut acked: BTreeMap<AtomId, Option<String>> = BTreeMap::new();
@@ -233,6 +239,9 @@ pub fn operations(data: &[u8]) {
                 mem = mem.after_power_cut();
                 memory = Memory::open(mem.clone(), memory.config.clone(), env())
                     .unwrap_or_else(|e| panic!("a crash left a store that does not open: {e}"));
+                memory.set_embedder(embedder());
+                memory.read_vectors().expect("the vector rows read");
+                let rows = memory.state().vectors.rows().cloned().unwrap_or_default();
                 for (id, sealed) in &acked {
                     let atom = memory
                         .state()
@@ -240,7 +249,19 @@ pub fn operations(data: &[u8]) {
                         .unwrap_or_else(|| panic!("acknowledged {id} lost"));
                     if sealed.is_some() {
                         assert!(atom.content.is_empty(), "sealed {id} has content again");
+                        assert!(!rows.contains_key(id), "sealed {id} kept its vector");
                     }
+                }
+                for (id, row) in &rows {
+                    assert!(
+                        memory.state().atom(*id).is_some(),
+                        "a vector without its atom"
+                    );
+                    assert_eq!(
+                        crate::state::Vectors::values(row),
+                        16,
+                        "a row of another size"
+                    );
                 }
                 for (name, file) in mem.all_bytes() {
                     if crate::log::is_kept(&name) {
