@@ -78,14 +78,13 @@ pub struct VectorIndex {
     dim: usize,
     ids: Vec<AtomId>,
     slot: HashMap<AtomId, usize>,
-    /// `ids.len() × dim` int8 codes; value ≈ code · scale.
-    codes: Vec<i8>,
     scales: Vec<f32>,
     /// ‖code · scale‖ and ‖exact − code · scale‖ per row, for the bound.
     norms: Vec<f32>,
     residuals: Vec<f32>,
-    /// Per row, its exact values as stored (an int8 row, [`Row`]; the state's
-    /// own bytes, shared, not a copy), decoded when a row is re-scored.
+    /// Per row, its values as stored (an int8 row, [`Row`]; the state's own
+    /// bytes, shared, not a copy): the scan reads its codes in place, and a
+    /// row is decoded when it is re-scored.
     exact: Vec<Row>,
     /// Per row: its script bucket (1: CJK, 0: other), ‖d‖², and d·m of its
     /// bucket's frozen mean.
@@ -226,10 +225,10 @@ fn added(acc: [f32; LANES]) -> f32 {
     acc.iter().fold(0.0, |s, x| s + x)
 }
 
-fn int_dot(a: &[i8], b: &[i8]) -> i32 {
+fn int_dot(a: &[u8], b: &[i8]) -> i32 {
     a.iter()
         .zip(b)
-        .map(|(&x, &y)| i32::from(x) * i32::from(y))
+        .map(|(&x, &y)| i32::from(x as i8) * i32::from(y))
         .sum()
 }
 
@@ -509,12 +508,10 @@ impl VectorIndex {
     /// its codes and bounds, and the bucket's count — everything but the
     /// bucket's sum, its `d·m` and sketch, which follow the bucket's mean.
     fn push(&mut self, id: AtomId, stored: Row, v: &[f32], b: usize) {
-        // A stored row is already int8 at one scale: its codes are the
-        // index's, exactly (`v` is `code · scale`, so no residual).
+        // A stored row is already int8 at one scale: the scan reads its
+        // codes where they are (`v` is `code · scale`, so no residual).
         let square = dot(v, v);
         let (scale, norm, residual) = (Vectors::scale(&stored), square.sqrt(), 0.0);
-        self.codes
-            .extend(Vectors::codes(&stored).iter().map(|c| *c as i8));
         self.slot.insert(id, self.ids.len());
         self.ids.push(id);
         self.exact.push(stored);
@@ -538,14 +535,12 @@ impl VectorIndex {
         let mut index = VectorIndex::new(dim);
         let rows = rows.into_iter();
         // Sized once, with room for the writes that follow (an eighth
-        // more): grown by doubling, the codes alone (38 MB at 100k rows)
-        // would be copied into twice their size, and an exact fit would be
-        // at the first insert.
+        // more): grown by doubling, the columns would be copied into twice
+        // their size, and an exact fit would be at the first insert.
         let n = rows.size_hint().0;
         let n = n + n / 8 + 1024;
         index.ids.reserve(n);
         index.slot.reserve(n);
-        index.codes.reserve_exact(n * dim);
         for per_row in [
             &mut index.scales,
             &mut index.norms,
@@ -643,14 +638,12 @@ impl VectorIndex {
             self.sketches.copy_within(last * w..(last + 1) * w, at * w);
             self.ids.swap(at, last);
             self.slot.insert(self.ids[at], at);
-            self.codes.copy_within(last * d..(last + 1) * d, at * d);
             self.exact.swap(at, last);
             self.scales.swap(at, last);
             self.norms.swap(at, last);
             self.residuals.swap(at, last);
         }
         self.ids.pop();
-        self.codes.truncate(last * d);
         self.exact.pop();
         self.scales.pop();
         self.norms.pop();
@@ -778,7 +771,7 @@ impl VectorIndex {
         // the candidates number 20,000 and only a few dozen are needed).
         let mut bounds: Vec<(f32, usize)> = rows
             .map(|at| {
-                let codes = &self.codes[at * self.dim..(at + 1) * self.dim];
+                let codes = Vectors::codes(&self.exact[at]);
                 let (offset, scale) = transform(at);
                 let score = int_dot(codes, &q_codes) as f32 * self.scales[at] * q_scale;
                 // x·q = x̂·q̂ + x̂·(q − q̂) + (x − x̂)·q
