@@ -178,9 +178,9 @@ fn main() {
         },
     };
     println!(
-        "| atoms | open, indexes stored (median of 5) | open, indexes rebuilt | of which the snapshot read | first recall (builds vectors) | warm recall p50 / p95 (hybrid, query embedding cached) | cold `hmg --model none recall` (median of 5) | bytes per atom |"
+        "| atoms | open, indexes stored (median of 5) | open, indexes rebuilt | of which the snapshot read | first recall (over the rows) | the next four (the last builds the vector index) | warm recall p50 / p95 (hybrid, query embedding cached) | cold `hmg --model none recall` (median of 5) | bytes per atom |"
     );
-    println!("| --- | --- | --- | --- | --- | --- | --- | --- |");
+    println!("| --- | --- | --- | --- | --- | --- | --- | --- | --- |");
     for n in sizes {
         let suffix = if as_model { "-as-model" } else { "" };
         let path = cache.join(format!("bench/scale-{n}{suffix}"));
@@ -215,6 +215,13 @@ fn main() {
         let started = Instant::now();
         memory.recall(&req("資料庫選型")).unwrap();
         let first = ms(started);
+        // The first few semantic searches of a process go over the rows;
+        // the one after them builds the vector index. Warm means after it.
+        let started = Instant::now();
+        for _ in 0..engine::index::UNINDEXED_SEARCHES {
+            memory.recall(&req("資料庫選型")).unwrap();
+        }
+        let built = ms(started);
         let mut warm = Vec::new();
         for q in QUERIES {
             for _ in 0..5 {
@@ -249,7 +256,7 @@ fn main() {
             median(runs[1..].to_vec())
         });
         println!(
-            "| {n} | {:.0} ms | {:.0} ms | {:.0} ms | {first:.0} ms | {:.1} / {:.1} ms | {} | {:.0} |",
+            "| {n} | {:.0} ms | {:.0} ms | {:.0} ms | {first:.0} ms | {built:.0} ms | {:.1} / {:.1} ms | {} | {:.0} |",
             median(stored),
             median(rebuilt),
             median(read),
