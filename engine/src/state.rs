@@ -353,6 +353,9 @@ impl Vectors {
         let inverse = 1.0 / scale;
         out.extend_from_slice(&scale.to_le_bytes());
         out.extend(v.iter().map(|x| {
+            // Half away from zero by ±0.5 and truncation (`f32::round` is
+            // a library call on baseline x86-64; a scale's inverse makes it
+            // a product, not a division, per value).
             let y = if x.is_finite() { x * inverse } else { 0.0 };
             (y + 0.5f32.copysign(y)).clamp(-127.0, 127.0) as i8 as u8
         }));

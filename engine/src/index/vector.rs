@@ -2,8 +2,8 @@
 //!
 //! Rows are scanned as int8 codes (one scale per row, 1 byte per dimension),
 //! then the best candidates are re-scored against the stored rows. The
-//! scan also bounds its own error per row (Cauchy–Schwarz on the
-//! quantisation residuals), so every row that could still reach the k-th
+//! scan also bounds its own error per row (Cauchy–Schwarz on the query's
+//! quantisation residual: a stored row is its int8 codes), so every row that could still reach the k-th
 //! exact score is re-scored: the result equals a brute-force scan over the
 //! stored vectors, not an approximation of it. An ANN structure can replace
 //! the scan behind [`VectorIndex::search`] later.
@@ -78,10 +78,6 @@ pub struct VectorIndex {
     dim: usize,
     ids: Vec<AtomId>,
     slot: HashMap<AtomId, usize>,
-    scales: Vec<f32>,
-    /// ‖code · scale‖ and ‖exact − code · scale‖ per row, for the bound.
-    norms: Vec<f32>,
-    residuals: Vec<f32>,
     /// Per row, its values as stored (an int8 row, [`Row`]; the state's own
     /// bytes, shared, not a copy): the scan reads its codes in place, and a
     /// row is decoded when it is re-scored.
@@ -136,38 +132,22 @@ fn words(dim: usize) -> usize {
     dim.div_ceil(64)
 }
 
-/// The int8 code of `x` at a scale (given as its inverse: a product, not a
-/// division, per value): `x / scale` rounded half away from zero, by
-/// adding ±0.5 and truncating (`f32::round` is a library call on
-/// baseline x86-64; building an index rounds every value of every row).
-fn code(x: f32, inverse: f32) -> i8 {
-    let y = x * inverse;
-    (y + 0.5f32.copysign(y)).clamp(-127.0, 127.0) as i8
-}
-
-/// Symmetric per-vector int8 quantisation of `v`, codes appended to
-/// `codes`: scale, ‖x̂‖ and ‖x − x̂‖.
-fn quantize_into(v: &[f32], codes: &mut Vec<i8>) -> (f32, f32, f32) {
-    let max = v.iter().fold(0f32, |m, x| m.max(x.abs()));
-    let scale = if max > 0.0 { max / 127.0 } else { 1.0 };
-    // Separate simple loops: the accumulators stay in registers.
-    let start = codes.len();
-    let inverse = 1.0 / scale;
-    codes.extend(v.iter().map(|x| code(*x, inverse)));
-    let (mut norm, mut residual) = (0f32, 0f32);
-    for (x, &c) in v.iter().zip(&codes[start..]) {
-        let q = f32::from(c) * scale;
-        norm += q * q;
-        residual += (x - q) * (x - q);
-    }
-    (scale, norm.sqrt(), residual.sqrt())
-}
-
-/// [`quantize_into`] a new vector: codes, scale, ‖x̂‖, ‖x − x̂‖.
-fn quantize(v: &[f32]) -> (Vec<i8>, f32, f32, f32) {
-    let mut codes = Vec::with_capacity(v.len());
-    let (scale, norm, residual) = quantize_into(v, &mut codes);
-    (codes, scale, norm, residual)
+/// A query's symmetric int8 quantisation, by the rule rows are stored with
+/// ([`Vectors::encode`]): codes, scale and ‖x − x̂‖.
+fn quantize(v: &[f32]) -> (Vec<i8>, f32, f32) {
+    let row = Vectors::encode(v);
+    let scale = Vectors::scale(&row);
+    let codes: Vec<i8> = Vectors::codes(&row).iter().map(|c| *c as i8).collect();
+    let residual = v
+        .iter()
+        .zip(&codes)
+        .map(|(x, &c)| {
+            let d = x - f32::from(c) * scale;
+            d * d
+        })
+        .sum::<f32>()
+        .sqrt();
+    (codes, scale, residual)
 }
 
 /// Partial sums a dot product keeps: eight interleaved sums vectorise (one
@@ -509,15 +489,11 @@ impl VectorIndex {
     /// bucket's sum, its `d·m` and sketch, which follow the bucket's mean.
     fn push(&mut self, id: AtomId, stored: Row, v: &[f32], b: usize) {
         // A stored row is already int8 at one scale: the scan reads its
-        // codes where they are (`v` is `code · scale`, so no residual).
+        // codes and scale where they are (`v` is `code · scale` exactly).
         let square = dot(v, v);
-        let (scale, norm, residual) = (Vectors::scale(&stored), square.sqrt(), 0.0);
         self.slot.insert(id, self.ids.len());
         self.ids.push(id);
         self.exact.push(stored);
-        self.scales.push(scale);
-        self.norms.push(norm);
-        self.residuals.push(residual);
         self.buckets.push(b as u8);
         self.squares.push(square);
         self.counts[b] += 1;
@@ -541,14 +517,7 @@ impl VectorIndex {
         let n = n + n / 8 + 1024;
         index.ids.reserve(n);
         index.slot.reserve(n);
-        for per_row in [
-            &mut index.scales,
-            &mut index.norms,
-            &mut index.residuals,
-            &mut index.squares,
-        ] {
-            per_row.reserve_exact(n);
-        }
+        index.squares.reserve_exact(n);
         index.exact.reserve_exact(n);
         index.buckets.reserve_exact(n);
         let mut v = vec![0f32; dim];
@@ -639,15 +608,9 @@ impl VectorIndex {
             self.ids.swap(at, last);
             self.slot.insert(self.ids[at], at);
             self.exact.swap(at, last);
-            self.scales.swap(at, last);
-            self.norms.swap(at, last);
-            self.residuals.swap(at, last);
         }
         self.ids.pop();
         self.exact.pop();
-        self.scales.pop();
-        self.norms.pop();
-        self.residuals.pop();
         self.buckets.pop();
         self.squares.pop();
         self.dm.pop();
@@ -763,19 +726,19 @@ impl VectorIndex {
         accept: impl Fn(AtomId) -> bool,
         transform: impl Fn(usize) -> (f32, f32),
     ) -> Vec<(AtomId, f32)> {
-        let (q_codes, q_scale, _, q_residual) = quantize(query);
-        let q_len = query.iter().map(|x| x * x).sum::<f32>().sqrt();
+        let (q_codes, q_scale, q_residual) = quantize(query);
         // (upper bound, row): the approximate score plus its error bound.
         // The caller's filter is asked only for rows whose bound can still
         // reach the top k (asking it is a lookup per row; at a million rows
         // the candidates number 20,000 and only a few dozen are needed).
         let mut bounds: Vec<(f32, usize)> = rows
             .map(|at| {
-                let codes = Vectors::codes(&self.exact[at]);
+                let row = &self.exact[at];
                 let (offset, scale) = transform(at);
-                let score = int_dot(codes, &q_codes) as f32 * self.scales[at] * q_scale;
-                // x·q = x̂·q̂ + x̂·(q − q̂) + (x − x̂)·q
-                let bound = self.norms[at] * q_residual + self.residuals[at] * q_len + ROUNDING;
+                let score =
+                    int_dot(Vectors::codes(row), &q_codes) as f32 * Vectors::scale(row) * q_scale;
+                // x·q = x·q̂ + x·(q − q̂): a stored row is its codes exactly.
+                let bound = self.squares[at].sqrt() * q_residual + ROUNDING;
                 ((score - offset) * scale + bound * scale, at)
             })
             .collect();
