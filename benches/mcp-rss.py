@@ -6,8 +6,8 @@ Copies STORE_DIR (e.g. ~/.cache/hmg/bench/scale-100000, built by
 `cargo run --release -p hmg-benches --bin scale`) to a temporary directory,
 starts hmg-mcp on the copy with the model (tenant TENANT, default `bench`,
 the scale stores' tenant, from a git checkout of acme/shop on main, their
-scope), sends six recalls (the first four semantic searches of a process go
-over the rows, the fifth builds the vector index), then 30 more
+scope), sends six recalls (the first two semantic searches of a process go
+over the rows, the third builds the vector index), then 30 more
 memory_recall (10 queries, 3 rounds, timed as a warm server's) and 10
 memory_memorize calls one at a time, and prints the server's peak and current resident
 memory (VmHWM / VmRSS from /proc) with each phase's median call time (and
@@ -76,15 +76,15 @@ def main():
         first, reply = call("tools/call", {"name": "memory_recall", "arguments": {"query": "deploy target"}})
         hits = len(reply["result"].get("structuredContent", {}).get("atoms", []))
         print(f"start + first recall: {(time.perf_counter() - started) * 1000:.0f} ms ({first:.0f} ms the call, {hits} results)")
-        # The first four semantic searches go over the rows; the fifth builds
+        # The first two semantic searches go over the rows; the third builds
         # the index (docs/SEMANTICS.md).
         second, _ = call("tools/call", {"name": "memory_recall", "arguments": {"query": "rollback plan"}})
         print(f"second recall (over the rows, kept from the first): {second:.0f} ms")
-        # Two more over the rows, the fifth builds the index, a sixth uses
-        # it: the recalls timed below are a warm server's.
+        # The third builds the index, the next ones use it: the recalls
+        # timed below are a warm server's.
         more = [call("tools/call", {"name": "memory_recall", "arguments": {"query": q}})[0]
                 for q in ["release checklist", "on-call rota", "backup schedule", "queue retention"]]
-        print(f"third and fourth recall (over the rows), fifth (builds the vector index), sixth: "
+        print(f"third recall (builds the vector index), fourth to sixth: "
               f"{', '.join(f'{m:.0f}' for m in more)} ms")
         recalls = [call("tools/call", {"name": "memory_recall", "arguments": {"query": q}})[0]
                    for _ in range(ROUNDS) for q in QUERIES]

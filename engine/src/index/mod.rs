@@ -66,12 +66,13 @@ pub fn dedup_key(scope: &Scope, kind: Kind, content: &str) -> u64 {
 }
 
 /// Semantic searches of a process that go straight over the rows before
-/// one builds the index: building costs about four such searches (100k
-/// rows in the component: ≈ 0.95 s against ≈ 0.24 s), so a process that
-/// searches a few times (a prompt hook's up to four queries) never builds
-/// it, and one that keeps searching pays at most twice the least it could
-/// have (the ski-rental rule).
-pub const UNINDEXED_SEARCHES: usize = 4;
+/// one builds the index: building costs about two such searches since
+/// format 6 (100k rows: 90–100 against ≈ 50–60 ms natively, 130–160
+/// against 90–100 ms in the component; it was four in format 5), so a
+/// process that searches once or twice never builds it, and one that
+/// keeps searching pays at most twice the least it could have (the
+/// ski-rental rule).
+pub const UNINDEXED_SEARCHES: usize = 2;
 
 /// A tenant's searchable rows ([`vector_rows`]) and their script means
 /// ([`vector::row_means`]), for searches without an index.

@@ -606,6 +606,14 @@ static OWN: LazyLock<Vec<OwnRule>> = LazyLock::new(|| {
             r"\b(?P<secret>[0-9a-f]{32}-us[0-9]{1,2})\b",
             any_value,
         ),
+        // Mailgun's private API keys (`key-` and 32 hex digits) named by
+        // the provider anywhere before them on the line, with or without
+        // an assignment (the catalogue's rule wants `=` or `:`).
+        rule(
+            "mailgun-private-api-key",
+            r"(?i)\bmailgun\b[^\n]{0,80}?\b(?P<secret>key-[0-9a-f]{32})\b",
+            any_value,
+        ),
         rule(
             "telegram-bot-token",
             r"\b(?P<secret>[0-9]{8,10}:AA[A-Za-z0-9_-]{32,34})(?:[^A-Za-z0-9_-]|$)",

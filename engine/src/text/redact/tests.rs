@@ -299,6 +299,21 @@ fn quoted_passwords_and_credential_apis() {
 /// A value rejected as no secret is searched again: the label after it
 /// inside it is found in the first pass, not only in a second.
 #[test]
+fn mailgun_keys_named_by_their_provider() {
+    hides(
+        "the mailgun key-3f9a2b7c1d8e4f6a0b5c9d2e7f1a3b8c sends our mail",
+        "key-3f9a2b7c1d8e4f6a0b5c9d2e7f1a3b8c",
+    );
+    hides(
+        "Mailgun 寄信用的金鑰是 key-0a1b2c3d4e5f60718293a4b5c6d7e8f9",
+        "key-0a1b2c3d4e5f60718293a4b5c6d7e8f9",
+    );
+    // Without the provider's name, `key-` and hex is a cache key or a
+    // digest's label.
+    untouched("cache entry key-3f9a2b7c1d8e4f6a0b5c9d2e7f1a3b8c expired");
+}
+
+#[test]
 fn a_rejected_value_is_searched_for_the_next_label() {
     let text = "密码=$x let$token = lex)é/r:ACCESS_KEY=CYEAMP%%%%%%% done";
     let once = redacted(text);
