@@ -36,6 +36,13 @@ v5 = pathlib.Path("fixtures/v5")
 snap5 = (v5 / "snap-0000000000000001.hmg").read_bytes()
 log5 = (v5 / "log-0000000000000001.hmg").read_bytes()
 pathlib.Path("seeds/log_files/v5").write_bytes(struct.pack("<H", len(snap5)) + snap5 + log5)
+# A version-6 store with vector rows (written by `hmg` with the e5 model:
+# four memories, one sealed — its row dropped, the seal compacted —, one
+# more after it, its row an `EmbedRow` record in the log).
+v6 = pathlib.Path("fixtures/v6")
+snap6 = (v6 / "snap-0000000000000001.hmg").read_bytes()
+log6 = (v6 / "log-0000000000000001.hmg").read_bytes()
+pathlib.Path("seeds/log_files/v6").write_bytes(struct.pack("<H", len(snap6)) + snap6 + log6)
 pathlib.Path("seeds/import/v1.jsonl").write_bytes((fx / "export.jsonl").read_bytes())
 texts = [
     "主庫連線 postgres://admin:s3cr3t@db.internal:5432/app 已設定",
