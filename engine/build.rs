@@ -9,7 +9,9 @@
 //!
 //! Also turns CC-CEDICT (`src/index/cedict/*.txt.gz`, CC BY-SA 4.0, MDBG)
 //! into the two sorted tables cross-lingual recall looks words up in
-//! (`$OUT_DIR/cedict_zh.tsv`, `$OUT_DIR/cedict_en.tsv`); see
+//! (`$OUT_DIR/cedict_zh.tsv`, `$OUT_DIR/cedict_en.tsv`), the English one's
+//! words ordered by wordfreq's Chinese frequencies
+//! (`src/index/cedict/wordfreq_zh.tsv.gz`, CC BY-SA 4.0); see
 //! `src/index/dictionary.rs`.
 
 use std::fmt::Write;
@@ -239,6 +241,7 @@ fn check(id: &str, pattern: &str) {
 }
 
 const CEDICT: &str = "src/index/cedict/cedict_1_0_ts_utf-8_mdbg.txt.gz";
+const WORDFREQ: &str = "src/index/cedict/wordfreq_zh.tsv.gz";
 
 /// A headword under an English sense: (sense rank, length in characters, word).
 type Head = (usize, usize, String);
@@ -329,9 +332,24 @@ fn write_table(out_dir: &str, name: &str, table: &str) {
     std::fs::write(format!("{out_dir}/{name}.idx"), starts).unwrap();
 }
 
+/// Chinese words' frequencies in centibels below 1 (`wordfreq`'s scale:
+/// 300 is one word in 1,000), from `src/index/cedict/wordfreq_zh.tsv.gz`.
+fn word_frequency() -> std::collections::HashMap<String, u32> {
+    let gz = std::fs::read(WORDFREQ).expect("the word frequency file");
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(&gz[..])
+        .read_to_string(&mut text)
+        .expect("the word frequency file decompresses");
+    text.lines()
+        .filter_map(|l| l.split_once('\t'))
+        .filter_map(|(w, c)| Some((w.to_owned(), c.parse().ok()?)))
+        .collect()
+}
+
 fn dictionary() {
     let stemmer = rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English);
     println!("cargo:rerun-if-changed={CEDICT}");
+    println!("cargo:rerun-if-changed={WORDFREQ}");
     let gz = std::fs::read(CEDICT).expect("the CC-CEDICT file");
     let mut text = String::new();
     flate2::read::GzDecoder::new(&gz[..])
@@ -401,11 +419,17 @@ fn dictionary() {
     }
     write_table(&out_dir, "cedict_zh", &out);
     let mut out = String::new();
+    let frequency = word_frequency();
     for (sense, mut heads) in en {
-        // Primary senses first, then shorter words; single characters only
-        // when no word says it (字 are ambiguous inside longer words).
-        heads.sort();
-        heads.dedup_by(|a, b| a.2 == b.2);
+        // The commonest words first (a sense shared by many words, "state"
+        // or "key", is most often meant as its everyday word: 状态, 关键,
+        // not 社稷 or 馏分), then primary senses, then shorter words;
+        // single characters only when no word says it (字 are ambiguous
+        // inside longer words).
+        let rarity = |h: &Head| frequency.get(&h.2).copied().unwrap_or(u32::MAX);
+        heads.sort_by(|a, b| (rarity(a), a).cmp(&(rarity(b), b)));
+        let mut seen = std::collections::HashSet::new();
+        heads.retain(|h| seen.insert(h.2.clone()));
         let words: Vec<&str> = heads
             .iter()
             .filter(|h| h.1 >= 2)

@@ -1,8 +1,9 @@
 //! Cross-lingual query translation from a real bilingual dictionary:
 //! CC-CEDICT (MDBG, CC BY-SA 4.0, `cedict/`), turned by build.rs into two
 //! sorted tables — simplified headword → short English senses, and English
-//! sense → the headwords whose primary senses say it (at most six, words
-//! before single characters). Both are looked up by binary search over the
+//! sense → the headwords with it among their first four senses (at most
+//! six: the commonest first by wordfreq's Chinese frequencies, then
+//! primary senses; words before single characters). Both are looked up by binary search over the
 //! tables and their line offsets as compiled into the engine; nothing is
 //! parsed or scanned at run time.
 //!
@@ -314,6 +315,14 @@ mod tests {
         let groups = translate("database backup").expect("translated");
         let db = groups.iter().find(|g| g.source == "database").unwrap();
         assert!(db.translations.iter().any(|t| t == "数据库"), "{db:?}");
+        // the commonest translations of a word with many come first
+        for (word, common) in [("key", "关键"), ("state", "状态"), ("release", "发布")] {
+            let groups = translate(word).expect("translated");
+            assert!(
+                groups[0].translations.iter().any(|t| t == common),
+                "{word}: {groups:?}"
+            );
+        }
         // a known two-word phrase is one group
         let groups = translate("blood pressure").expect("translated");
         assert_eq!(groups.len(), 1);
