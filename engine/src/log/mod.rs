@@ -26,6 +26,10 @@ pub const LAZY_VECTORS_FROM: u64 = if cfg!(any(test, feature = "simulation")) {
     1 << 20
 };
 
+/// The shortest log a commit compacts for being long relative to the
+/// snapshot ([`Log::compact_threshold`]).
+pub const MIN_COMPACT_LOG: u64 = 64 << 10;
+
 /// What opening (or catching up) found, repaired and set aside.
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct Recovery {
@@ -210,6 +214,27 @@ impl<B: Backend> Log<B> {
     /// Log bytes after the header.
     pub fn log_bytes(&self) -> u64 {
         self.log_end - HEADER_LEN
+    }
+
+    /// How long the log may grow before a commit compacts it: a 128th of
+    /// the live snapshot, at least [`MIN_COMPACT_LOG`], at most
+    /// `compact_after` (`u64::MAX`: never by itself). Every open replays
+    /// the log, and replaying a record (indexing its text) costs what
+    /// reading a few hundred times its bytes of snapshot costs, so a log
+    /// held to this share keeps a cold open within a few times a compacted
+    /// one's at any size (docs/format.md).
+    /// Past the commit point: a snapshot that cannot be measured leaves the
+    /// plain limit.
+    fn compact_threshold(&self) -> u64 {
+        if self.compact_after == u64::MAX || self.log_bytes() <= MIN_COMPACT_LOG {
+            return self.compact_after;
+        }
+        match self.backend.len(&snap_name(self.generation)) {
+            Ok(snapshot) => (snapshot.unwrap_or(0) / 128)
+                .max(MIN_COMPACT_LOG)
+                .min(self.compact_after),
+            Err(_) => self.compact_after,
+        }
     }
 
     /// The indexes the last load's snapshot carried, if any (once).
@@ -776,7 +801,7 @@ impl<B: Backend> Log<B> {
         }
         self.log_end += bytes.len() as u64;
         state.apply(txn)?;
-        if self.log_bytes() > self.compact_after || self.compact_soon {
+        if self.compact_soon || self.log_bytes() > self.compact_threshold() {
             // The commit stands: a compaction that cannot run now runs later.
             let derived = derive(state);
             if let Err(e) = self.compact_now(state, derived) {

@@ -53,6 +53,59 @@ fn reopen_sees_every_commit() {
     assert_eq!(recovery, Recovery::default());
 }
 
+/// A log long next to its snapshot is compacted (every open replays it),
+/// one short next to a large snapshot is not; `u64::MAX` never compacts.
+#[test]
+fn a_log_long_next_to_its_snapshot_is_compacted() {
+    let big = "x".repeat(1000);
+    let put_big = |store: &mut Log<MemBackend>, state: &mut State, n: u128| {
+        let txn = state.txn(vec![Mutation::PutAtom(atom(n, &format!("{n} {big}")))]);
+        store.commit(state, txn).unwrap();
+    };
+    let mem = MemBackend::new();
+    let (mut store, mut state, _) = Log::open(mem.clone(), 4 << 20).unwrap();
+    // No snapshot yet: the log may reach MIN_COMPACT_LOG, not more.
+    let mut n = 0;
+    while store.generation() == 0 {
+        n += 1;
+        put_big(&mut store, &mut state, n);
+        assert!(store.log_bytes() <= MIN_COMPACT_LOG + 2048);
+    }
+    assert!(n > 40, "compacted after {n} records");
+    // A snapshot of 20 MB: the log grows to its 128th (≈ 160 kB) first.
+    for _ in 0..20_000 {
+        n += 1;
+        state
+            .apply(state.txn(vec![Mutation::PutAtom(atom(n, &format!("{n} {big}")))]))
+            .unwrap();
+    }
+    store.compact(&mut state).unwrap();
+    let snapshot = mem
+        .len(&format!("snap-{:016x}.hmg", store.generation()))
+        .unwrap()
+        .unwrap();
+    let generation = store.generation();
+    let mut longest = 0;
+    while store.generation() == generation {
+        longest = store.log_bytes();
+        n += 1;
+        put_big(&mut store, &mut state, n);
+    }
+    assert!(
+        longest > MIN_COMPACT_LOG && longest <= snapshot / 128,
+        "{longest} of {snapshot}"
+    );
+    let (_, reopened, _) = Log::open(mem.clone(), 4 << 20).unwrap();
+    assert_eq!(reopened.atoms, state.atoms);
+    // Never, when told so.
+    let mem = MemBackend::new();
+    let (mut store, mut state, _) = Log::open(mem.clone(), u64::MAX).unwrap();
+    for n in 1..=200 {
+        put_big(&mut store, &mut state, n);
+    }
+    assert_eq!(store.generation(), 0);
+}
+
 #[test]
 fn compaction_keeps_state_and_leaves_one_generation() {
     let mem = MemBackend::new();
