@@ -707,6 +707,16 @@ pub fn is_random_token(token: &str) -> bool {
 static OBJECT_ID: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^[a-z]{2,6}_[A-Za-z0-9]{8,24}$").expect("object id regex"));
 
+/// Whether text ending in `before` goes on with an OpenSSH public key's
+/// body: `ssh-rsa` as a word of its own, then spaces on the same line.
+fn after_ssh_key_type(before: &str) -> bool {
+    let line = before.trim_end_matches([' ', '\t']);
+    line.len() < before.len()
+        && line.strip_suffix("ssh-rsa").is_some_and(|head| {
+            !head.ends_with(|c: char| c.is_ascii_alphanumeric() || "+/_.-=".contains(c))
+        })
+}
+
 /// Long random tokens nothing else named: runs of token characters, the
 /// whole run. URLs and paths are names, not secrets (the webhook URLs that
 /// are secrets have their own rules); neither are public keys
@@ -723,7 +733,7 @@ fn random_token_findings(text: &str, out: &mut Vec<Finding>) {
         // A data URI's payload follows `;base64,` (RFC 2397); a bare
         // `base64,` may end a token that another rule redacts, and the
         // exception must not hang on text a first pass replaces (fuzzing).
-        if before.ends_with(";base64,") || before.trim_end().ends_with("ssh-rsa") {
+        if before.ends_with(";base64,") || after_ssh_key_type(before) {
             continue;
         }
         let run = m.as_str();

@@ -320,3 +320,17 @@ fn a_rejected_value_is_searched_for_the_next_label() {
     assert!(!once.contains("CYEAMP"), "{once}");
     assert_eq!(redacted(&once), once);
 }
+
+#[test]
+fn an_ssh_key_type_excuses_only_the_body_beside_it() {
+    // The body of `ssh-rsa AAAA…` on its line is a public key; a token on
+    // a later line, or after `ssh-rsa` glued to another word, is not — and
+    // redacting twice changes nothing (fuzzing found a token spared only
+    // while a redacted neighbour still ended in `ssh-rsa`).
+    let text = "K7MDNCDG/bPxVfiCYIMPMELAX/Kssh-rsa\n\nK7MDNCDG/bPxVfiCYIMPMELAX/K7MDEKEY";
+    let once = redacted(text);
+    assert_eq!(once, "[REDACTED:random-token]\n\n[REDACTED:random-token]");
+    assert_eq!(redacted(&once), once);
+    let text = "ssh-rsa\nK7MDNCDG/bPxVfiCYIMPMELAX/K7MDEKEY";
+    assert!(!redacted(text).contains("K7MDEKEY"), "{}", redacted(text));
+}
