@@ -96,6 +96,15 @@ pub fn frame(payload: &[u8]) -> Vec<u8> {
     frame_with(Checksum::CURRENT, payload)
 }
 
+/// A frame's head (payload length and checksum) for `payload`, to write
+/// before it without copying it into one buffer.
+pub fn head(payload: &[u8]) -> [u8; FRAME_OVERHEAD] {
+    let mut out = [0; FRAME_OVERHEAD];
+    out[..4].copy_from_slice(&(payload.len() as u32).to_le_bytes());
+    out[4..].copy_from_slice(&Checksum::CURRENT.of(payload).to_le_bytes());
+    out
+}
+
 /// A frame for a file whose frames use `checksum` (appending to an older
 /// log keeps its kind).
 pub fn frame_with(checksum: Checksum, payload: &[u8]) -> Vec<u8> {

@@ -124,6 +124,29 @@ pub struct Log<B: Backend> {
     log_checksum: Checksum,
 }
 
+/// A file written front to back, frame by frame.
+struct Staging<'a, B: Backend> {
+    backend: &'a B,
+    name: &'a str,
+    at: u64,
+}
+
+impl<B: Backend> Staging<'_, B> {
+    fn put(&mut self, bytes: &[u8]) -> Result<()> {
+        self.backend.write_at(self.name, self.at, bytes)?;
+        self.at += bytes.len() as u64;
+        Ok(())
+    }
+
+    /// One frame of `payload`: its length and checksum.
+    fn frame(&mut self, payload: &[u8]) -> Result<(u32, u32)> {
+        let head = frame::head(payload);
+        self.put(&head)?;
+        self.put(payload)?;
+        Ok(frame::parse_head(&head))
+    }
+}
+
 fn log_name(generation: u64) -> String {
     format!("log-{generation:016x}.hmg")
 }
@@ -705,6 +728,38 @@ impl<B: Backend> Log<B> {
         Ok(())
     }
 
+    /// Writes a snapshot of `state` as generation `generation` to `name`,
+    /// frame by frame (the file is never one buffer in memory: at a million
+    /// atoms it is most of a gigabyte): where its vectors frame's payload
+    /// starts, its length and checksum. Not synced.
+    fn write_snapshot(
+        &self,
+        name: &str,
+        generation: u64,
+        state: &mut State,
+        derived: Option<Vec<u8>>,
+    ) -> Result<(u64, u32, u32)> {
+        let mut out = Staging {
+            backend: &self.backend,
+            name,
+            at: 0,
+        };
+        out.put(&frame::header(SNAP_MAGIC, generation))?;
+        out.frame(&encode(state)?)?;
+        self.read_vectors(&mut state.vectors)?;
+        let vectors = state.vectors.to_bytes()?;
+        let vectors_at = out.at + FRAME_OVERHEAD as u64;
+        let (vectors_len, vectors_crc) = out.frame(&vectors)?;
+        drop(vectors);
+        out.frame(&encode(&state.supplied)?)?;
+        if let Some(derived) = derived {
+            out.frame(&derived)?;
+        }
+        // A file left by a crash under this name may have been longer.
+        self.backend.truncate(name, out.at)?;
+        Ok((vectors_at, vectors_len, vectors_crc))
+    }
+
     /// Writes `bytes` to a new `kept-<base>[-n].hmg` and makes it durable.
     fn keep_aside(&self, base: &str, bytes: &[u8]) -> Result<String> {
         let names = self.backend.list()?;
@@ -850,34 +905,25 @@ impl<B: Backend> Log<B> {
 
     fn compact_now(&mut self, state: &mut State, derived: Option<Vec<u8>>) -> Result<()> {
         let next = self.generation + 1;
-        let mut bytes = frame::header(SNAP_MAGIC, next);
-        bytes.extend(frame::frame(&encode(state)?));
         // Rows left unread are read now, and left unread again (in the new
         // snapshot) once it is written.
         let set_aside = state.vectors.unread().is_some();
-        self.read_vectors(&mut state.vectors)?;
-        let framed_at = bytes.len();
-        bytes.extend(frame::frame(&state.vectors.to_bytes()?));
-        // Where the new snapshot's rows are, from the head just written.
-        let head = bytes[framed_at..framed_at + FRAME_OVERHEAD].try_into();
-        let (vectors_len, vectors_crc) = frame::parse_head(head.expect("8 bytes"));
-        let vectors_at = (framed_at + FRAME_OVERHEAD) as u64;
-        bytes.extend(frame::frame(&encode(&state.supplied)?));
-        if let Some(derived) = derived {
-            bytes.extend(frame::frame(&derived));
-        }
         let tmp = format!("{}.tmp", snap_name(next));
         let staged = self
-            .backend
-            .write_at(&tmp, 0, &bytes)
-            .and_then(|()| self.backend.sync(&tmp))
-            .and_then(|()| self.backend.rename(&tmp, &snap_name(next)));
-        if let Err(e) = staged {
-            let _ = self.backend.remove(&tmp);
-            return Err(e.into());
-        }
+            .write_snapshot(&tmp, next, state, derived)
+            .and_then(|vectors| {
+                self.backend.sync(&tmp)?;
+                self.backend.rename(&tmp, &snap_name(next))?;
+                Ok(vectors)
+            });
+        let (vectors_at, vectors_len, vectors_crc) = match staged {
+            Ok(vectors) => vectors,
+            Err(e) => {
+                let _ = self.backend.remove(&tmp);
+                return Err(e);
+            }
+        };
         // Committed. Generation `next` is live from here on.
-        drop(bytes);
         if set_aside && u64::from(vectors_len) >= LAZY_VECTORS_FROM {
             let sum = (Checksum::CURRENT, vectors_crc);
             let unread = Unread::new(snap_name(next), vectors_at, vectors_len, sum, false);

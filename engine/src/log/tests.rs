@@ -106,6 +106,21 @@ fn a_log_long_next_to_its_snapshot_is_compacted() {
     assert_eq!(store.generation(), 0);
 }
 
+/// A snapshot is written frame by frame into its `.tmp`; a longer file
+/// left under that name (a crash, another process) leaves no tail in it.
+#[test]
+fn a_snapshot_written_over_a_longer_leftover_has_no_tail() {
+    let (mem, mut store, mut state) = with_three(u64::MAX);
+    mem.write_at("snap-0000000000000001.hmg.tmp", 0, &[0xAB; 1 << 16])
+        .unwrap();
+    store.compact(&mut state).unwrap();
+    let len = mem.len("snap-0000000000000001.hmg").unwrap().unwrap();
+    assert!(len < 1 << 16, "{len}");
+    let (_, reopened, recovery) = Log::open(mem.after_power_cut(), u64::MAX).unwrap();
+    assert_eq!(reopened, state);
+    assert_eq!(recovery, Recovery::default());
+}
+
 #[test]
 fn compaction_keeps_state_and_leaves_one_generation() {
     let mem = MemBackend::new();
