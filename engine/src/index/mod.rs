@@ -66,9 +66,9 @@ pub fn dedup_key(scope: &Scope, kind: Kind, content: &str) -> u64 {
 }
 
 /// Semantic searches of a process that go straight over the rows before
-/// one builds the index: building costs about two such searches since
-/// format 6 (100k rows: 90–100 against ≈ 50–60 ms natively, 130–160
-/// against 90–100 ms in the component; it was four in format 5), so a
+/// one builds the index: building costs 1.4–2 such searches since format
+/// 6 (100k rows: 90–107 against 50–60 ms natively, 130–220 against 89–175
+/// ms in the component; it was four in format 5), so a
 /// process that searches once or twice never builds it, and one that
 /// keeps searching pays at most twice the least it could have (the
 /// ski-rental rule).

@@ -246,8 +246,9 @@ impl<B: Backend> Log<B> {
     /// reading a few hundred times its bytes of snapshot costs, so a log
     /// held to this share keeps a cold open within a few times a compacted
     /// one's at any size (docs/format.md).
-    /// Past the commit point: a snapshot that cannot be measured leaves the
-    /// plain limit.
+    ///
+    /// Asked past the commit point, so it cannot fail: a snapshot that
+    /// cannot be measured leaves the plain limit.
     fn compact_threshold(&self) -> u64 {
         if self.compact_after == u64::MAX || self.log_bytes() <= MIN_COMPACT_LOG {
             return self.compact_after;
