@@ -3,10 +3,11 @@
 //! Rows are scanned as int8 codes (one scale per row, 1 byte per dimension),
 //! then the best candidates are re-scored against the stored rows. The
 //! scan also bounds its own error per row (Cauchy–Schwarz on the query's
-//! quantisation residual: a stored row is its int8 codes), so every row that could still reach the k-th
-//! exact score is re-scored: the result equals a brute-force scan over the
-//! stored vectors, not an approximation of it. An ANN structure can replace
-//! the scan behind [`VectorIndex::search`] later.
+//! quantisation residual: a stored row is its int8 codes), so every row
+//! that could still reach the k-th exact score is re-scored: the result
+//! equals a brute-force scan over the stored vectors, not an approximation
+//! of it. An ANN structure can replace the scan behind
+//! [`VectorIndex::search`] later.
 //!
 //! Language-neutral scoring ([`VectorIndex::search_neutral`]): multilingual
 //! encoders keep a per-language offset (Libovický et al. 2020), so a

@@ -91,17 +91,17 @@ pub fn version(header: &[u8]) -> u32 {
     u32::from_le_bytes(header[8..12].try_into().expect("4 bytes"))
 }
 
-/// A frame for a file this build writes.
-pub fn frame(payload: &[u8]) -> Vec<u8> {
-    frame_with(Checksum::CURRENT, payload)
+/// A frame's head (payload length and checksum) for `payload` in a file
+/// this build writes, to write before it without copying it into one
+/// buffer.
+pub fn head(payload: &[u8]) -> [u8; FRAME_OVERHEAD] {
+    head_with(Checksum::CURRENT, payload)
 }
 
-/// A frame's head (payload length and checksum) for `payload`, to write
-/// before it without copying it into one buffer.
-pub fn head(payload: &[u8]) -> [u8; FRAME_OVERHEAD] {
+fn head_with(checksum: Checksum, payload: &[u8]) -> [u8; FRAME_OVERHEAD] {
     let mut out = [0; FRAME_OVERHEAD];
     out[..4].copy_from_slice(&(payload.len() as u32).to_le_bytes());
-    out[4..].copy_from_slice(&Checksum::CURRENT.of(payload).to_le_bytes());
+    out[4..].copy_from_slice(&checksum.of(payload).to_le_bytes());
     out
 }
 
@@ -109,8 +109,7 @@ pub fn head(payload: &[u8]) -> [u8; FRAME_OVERHEAD] {
 /// log keeps its kind).
 pub fn frame_with(checksum: Checksum, payload: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(payload.len() + FRAME_OVERHEAD);
-    out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
-    out.extend_from_slice(&checksum.of(payload).to_le_bytes());
+    out.extend_from_slice(&head_with(checksum, payload));
     out.extend_from_slice(payload);
     out
 }
@@ -225,7 +224,7 @@ mod tests {
         let old = frame_with(Checksum::Crc32, payload);
         assert!(matches!(next(&old, 0, Checksum::Crc32), Next::Frame(..)));
         assert_eq!(next(&old, 0, Checksum::Xxh3), Next::Bad);
-        let new = frame(payload);
+        let new = frame_with(Checksum::CURRENT, payload);
         assert_eq!(next(&new, 0, Checksum::Crc32), Next::Bad);
         assert!(matches!(next(&new, 0, Checksum::CURRENT), Next::Frame(..)));
     }
