@@ -117,6 +117,20 @@ fn main() {
         let t = Instant::now();
         ix.ensure_vectors(&state);
         println!("vector index built: {}", ms(t));
+        // Ten searches of the built index (the largest tenant's), each with
+        // a row of the store as the query, as a recall asks (60 results).
+        let tenants = engine::index::vector_rows(&state, None);
+        if let Some((tenant, rows)) = tenants.iter().max_by_key(|(_, rows)| rows.len()) {
+            let index = ix.vector(tenant).expect("built");
+            let step = (rows.len() / 10).max(1);
+            let t = Instant::now();
+            for (_, row, cjk) in rows.iter().step_by(step).take(10) {
+                let query = Vectors::decode(row);
+                std::hint::black_box(index.search_neutral(&query, 60, |_| true, *cjk));
+            }
+            println!("ten searches of the index: {}", ms(t));
+        }
+        drop(tenants);
         let t = Instant::now();
         drop(state);
         println!("drop state: {}", ms(t));

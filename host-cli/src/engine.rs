@@ -80,6 +80,9 @@ pub fn default_cache_dir() -> Option<PathBuf> {
 pub fn engine_and_linker() -> Result<(Engine, Linker<Ctx>)> {
     let mut config = Config::new();
     config.wasm_component_model(true);
+    if std::env::var_os("HMG_PERFMAP").is_some() {
+        config.profiler(wasmtime::ProfilingStrategy::PerfMap);
+    }
     let engine = Engine::new(&config).map_err(|e| anyhow!("{e}"))?;
     let mut linker = Linker::new(&engine);
     wasmtime_wasi::p2::add_to_linker_sync(&mut linker).map_err(|e| anyhow!("{e}"))?;

@@ -172,33 +172,11 @@ fn dot(a: &[f32], b: &[f32]) -> f32 {
     added(acc) + rest.fold(0.0, |s, (x, y)| s + x * y)
 }
 
-/// `(v·q, v·v, v·m)` in one pass, each exactly as [`dot`] sums it; `q` and
-/// `m` as long as `v`.
+/// `(v·q, v·v, v·m)`, each by [`dot`]: three passes over `v` (1.5 KB,
+/// in cache) vectorise cleanly where one pass keeping 24 partial sums did
+/// not (it compiled to shuffles, several times slower).
 fn dots(v: &[f32], q: &[f32], m: &[f32]) -> (f32, f32, f32) {
-    let (mut vq, mut vv, mut vm) = ([0f32; LANES], [0f32; LANES], [0f32; LANES]);
-    let chunks = v
-        .chunks_exact(LANES)
-        .zip(q.chunks_exact(LANES))
-        .zip(m.chunks_exact(LANES));
-    for ((x, y), z) in chunks {
-        for l in 0..LANES {
-            vq[l] += x[l] * y[l];
-            vv[l] += x[l] * x[l];
-            vm[l] += x[l] * z[l];
-        }
-    }
-    let at = v.len() - v.len() % LANES;
-    let tail = |other: &[f32]| {
-        v[at..]
-            .iter()
-            .zip(&other[at..])
-            .fold(0.0, |s, (x, y)| s + x * y)
-    };
-    (
-        added(vq) + tail(q),
-        added(vv) + tail(v),
-        added(vm) + tail(m),
-    )
+    (dot(v, q), dot(v, v), dot(v, m))
 }
 
 /// The partial sums of [`dot`], added in order.
@@ -206,11 +184,25 @@ fn added(acc: [f32; LANES]) -> f32 {
     acc.iter().fold(0.0, |s, x| s + x)
 }
 
+/// The dot product of a row's codes and a query's, in 16 running sums of
+/// i16 products (an i8 product fits an i16) — the form that vectorises to
+/// widening multiplies, natively and in wasm (2–3× the plain sum there).
 fn int_dot(a: &[u8], b: &[i8]) -> i32 {
-    a.iter()
-        .zip(b)
-        .map(|(&x, &y)| i32::from(x as i8) * i32::from(y))
-        .sum()
+    let product = |x: &u8, y: &i8| i32::from(i16::from(*x as i8) * i16::from(*y));
+    let (a, b) = (a.chunks_exact(16), b.chunks_exact(16));
+    let rest: i32 = a
+        .remainder()
+        .iter()
+        .zip(b.remainder())
+        .map(|(x, y)| product(x, y))
+        .sum();
+    let mut acc = [0i32; 16];
+    for (x, y) in a.zip(b) {
+        for l in 0..16 {
+            acc[l] += product(&x[l], &y[l]);
+        }
+    }
+    acc.iter().sum::<i32>() + rest
 }
 
 /// A query centred on its script bucket's mean, and what a row's centred
@@ -793,6 +785,17 @@ mod tests {
         all.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         all.truncate(k);
         all
+    }
+
+    proptest! {
+        /// The vectorised integer dot product is the plain sum, for any
+        /// codes (−128 included) and any length.
+        #[test]
+        fn int_dot_is_the_plain_sum(pairs in prop::collection::vec(any::<(u8, i8)>(), 0..100)) {
+            let (a, b): (Vec<u8>, Vec<i8>) = pairs.into_iter().unzip();
+            let plain: i32 = a.iter().zip(&b).map(|(x, y)| i32::from(*x as i8) * i32::from(*y)).sum();
+            prop_assert_eq!(int_dot(&a, &b), plain);
+        }
     }
 
     proptest! {

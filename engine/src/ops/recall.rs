@@ -605,7 +605,11 @@ impl<B: Backend> Memory<B> {
             .collect();
         let keep = limit + REPLY_QUESTIONS;
         if ranked.len() > keep {
-            ranked.select_nth_unstable_by(keep - 1, |a, b| b.0.total_cmp(&a.0));
+            // Ties by id: which questions pass the cut must not depend on
+            // the map's (per-process random) order.
+            // Ties by id: which questions pass the cut must not follow the
+            // map's order (random per map, so per process and per call).
+            ranked.select_nth_unstable_by(keep - 1, |a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
             ranked.truncate(keep);
         }
         let inherited: Vec<(AtomId, f64)> = ranked
@@ -996,6 +1000,55 @@ mod tests {
         let hit = hits.iter().find(|r| r.atom_id == reply).expect("the reply");
         let keyword = hit.explain.iter().find(|s| s.name == "keyword").unwrap();
         assert!(keyword.value > 0.2, "{hit:?}");
+    }
+
+    #[test]
+    fn replies_of_tied_questions_are_chosen_the_same_every_time() {
+        let mut h = Harness::new();
+        // More equally relevant questions than the replies step looks at
+        // (the limit plus REPLY_QUESTIONS): which of them pass its cut must
+        // not follow a hash map's order, which differs from map to map.
+        let questions: Vec<(AtomId, AtomId)> = (0..(10 + REPLY_QUESTIONS + 30))
+            .map(|i| {
+                let question = h.id(&format!("Is the Lisbon tram on time, {i}?"));
+                (question, h.id(&format!("Mostly yes, said friend {i}")))
+            })
+            .collect();
+        let req = RecallRequest {
+            query: "Lisbon tram".into(),
+            scope: h.scope.clone(),
+            ..Default::default()
+        };
+        let inheriting = |h: &Harness| {
+            let mut relevance: HashMap<AtomId, Relevance> = questions
+                .iter()
+                .map(|(q, _)| {
+                    (
+                        *q,
+                        Relevance {
+                            keyword: 1.0,
+                            ..Default::default()
+                        },
+                    )
+                })
+                .collect();
+            h.memory.replies(&mut relevance, &req, 10);
+            let mut got: Vec<AtomId> = relevance
+                .iter()
+                .filter(|(_, r)| r.reply > 0.0)
+                .map(|(id, _)| *id)
+                .collect();
+            got.sort();
+            got
+        };
+        // Ties go to the earlier atoms, every time.
+        let want: Vec<AtomId> = questions[..10 + REPLY_QUESTIONS]
+            .iter()
+            .map(|(_, r)| *r)
+            .collect();
+        for _ in 0..8 {
+            assert_eq!(inheriting(&h), want);
+        }
     }
 
     #[test]
