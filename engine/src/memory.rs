@@ -239,12 +239,12 @@ impl<B: Backend> Memory<B> {
     pub fn open(backend: B, config: Config, env: Box<dyn Env + Send>) -> Result<Memory<B>> {
         let (mut log, state, recovery) =
             Log::open_with(backend, config.compact_log_bytes, config.salvage)?;
-        let indexes = Self::restore_indexes(&mut log, &state);
+        let (indexes, rebuilt) = Self::restore_indexes(&mut log, &state);
         let model = config
             .model_dir
             .clone()
             .map_or(Model::None, Model::Unloaded);
-        Ok(Memory {
+        let mut memory = Memory {
             model,
             log,
             state,
@@ -257,19 +257,31 @@ impl<B: Backend> Memory<B> {
             recovery,
             ahead: HashMap::new(),
             ahead_queries: Vec::new(),
-        })
+        };
+        if rebuilt {
+            // Stored now, not at the next write: until then every open
+            // (every `hmg recall` of a store only read from) would rebuild
+            // them again — seconds at 100k atoms. A store that cannot be
+            // written (read-only, disk full) is still read; the next
+            // commit tries again.
+            let _ = memory.compact();
+        }
+        Ok(memory)
     }
 
     /// The indexes of a state the log just loaded: from its snapshot when
-    /// they are usable there; otherwise rebuilt, and the next commit
-    /// compacts to store them.
-    fn restore_indexes(log: &mut Log<B>, state: &State) -> Indexes {
+    /// they are usable there; otherwise rebuilt (an engine of another
+    /// derivation wrote them, or an older format none), and the snapshot
+    /// should be rewritten with them (the flag; the next commit does it if
+    /// opening cannot).
+    fn restore_indexes(log: &mut Log<B>, state: &State) -> (Indexes, bool) {
         let had_snapshot = log.generation() > 0;
         let (indexes, restored) = Indexes::restore(state, log.take_derived());
-        if had_snapshot && !restored {
+        let rebuilt = had_snapshot && !restored;
+        if rebuilt {
             log.compact_at_next_commit();
         }
-        indexes
+        (indexes, rebuilt)
     }
 
     /// Writes a new snapshot (with the indexes) and starts a new log.
@@ -306,14 +318,14 @@ impl<B: Backend> Memory<B> {
         if self.stale {
             self.state = self.log.reload()?;
             self.notices.extend(self.log.take_notices());
-            self.indexes = Self::restore_indexes(&mut self.log, &self.state);
+            self.indexes = Self::restore_indexes(&mut self.log, &self.state).0;
             self.stale = false;
             return Ok(());
         }
         let caught = self.log.catch_up(&mut self.state)?;
         self.notices.extend(caught.recovery.notices);
         if caught.reloaded {
-            self.indexes = Self::restore_indexes(&mut self.log, &self.state);
+            self.indexes = Self::restore_indexes(&mut self.log, &self.state).0;
         } else {
             self.indexes.reindex(caught.touched, &self.state);
         }

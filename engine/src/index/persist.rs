@@ -353,16 +353,24 @@ mod tests {
     }
 
     #[test]
-    fn a_snapshot_without_indexes_gets_them_at_the_next_write() {
+    fn a_snapshot_without_indexes_gets_them_when_opened() {
         let mut h = Harness::new();
         h.id("The deploy target is ECS");
         // A snapshot as version 3 wrote it: no indexes frame.
         h.memory.log.compact(&mut h.memory.state).unwrap();
-        h.reopen(None);
         let generation = h.memory.log.generation();
         assert!(!restored(&h.backend).1);
-        h.id("Bob reviews every schema migration");
+        // A store that cannot be written is still opened and read; the
+        // indexes are stored by the next open that can write.
+        h.backend.set_read_only(true);
+        h.reopen(None);
+        assert_eq!(h.memory.log.generation(), generation);
+        assert_eq!(h.recall_ids("deploy target").len(), 1);
+        h.backend.set_read_only(false);
+        // Opening (a read, no write) stores them: the next open reads them.
+        h.reopen(None);
         assert_eq!(h.memory.log.generation(), generation + 1);
         assert!(restored(&h.backend).1);
+        assert_eq!(h.recall_ids("deploy target").len(), 1);
     }
 }
