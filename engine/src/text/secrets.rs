@@ -467,7 +467,10 @@ fn vendor_shape(value: &str) -> bool {
 const CREDENTIAL_KEY: &str = r"[A-Za-z0-9_.-]*(?i:pass(?:word|wd|phrase)?|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|client[_-]?secret|auth(?:[_-]?key)?|credentials?|signing[_-]?key|encryption[_-]?key|master[_-]?key)[A-Za-z0-9_.-]*";
 
 /// "the password is", "密碼是", "口令改为" …: what a stated password follows.
-const PASSWORD_STATEMENT: &str = r"(?i)(?:password|passphrase|passcode|pin code|密碼|密码|口令|通關密語)\s*(?:is|was|=|:|：|是|為|为|設為|设为|改成|改為|改为|換成|换成)\s*";
+/// "The password is", "the password for the staging box is now", "密碼現在是":
+/// a credential word, what it belongs to (a short `for/of/on/to/at …`),
+/// an adverb, the verb.
+const PASSWORD_STATEMENT: &str = r"(?i)(?:password|passphrase|passcode|pin code|密碼|密码|口令|通關密語)(?:\s+(?:for|of|on|to|at)\s+[^\n.,;:!?，。；：「」]{1,40}?)?\s*(?:現在|现在|已經|已经|已|仍然|仍|還是|还是)?\s*(?:(?:is|was)\b|=|:|：|是|為|为|設為|设为|改成|改為|改为|換成|换成)\s*(?:now\s+|still\s+)?";
 
 static OWN: LazyLock<Vec<OwnRule>> = LazyLock::new(|| {
     let rule = |kind, pattern: &str, accepts: fn(&str) -> bool| OwnRule {

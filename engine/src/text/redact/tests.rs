@@ -296,6 +296,35 @@ fn quoted_passwords_and_credential_apis() {
     }
 }
 
+/// "The password for X is …": what the password belongs to, an adverb,
+/// between the word and the verb (cases written with the rule, before
+/// measuring it).
+#[test]
+fn password_statements_with_what_they_belong_to() {
+    for (text, secret) in [
+        (
+            "the password for the staging box is s3cr3tP@ss",
+            "s3cr3tP@ss",
+        ),
+        ("password of the backup NAS is now Xk9#mq2Lz", "Xk9#mq2Lz"),
+        ("the router password is still Hunter2024!", "Hunter2024!"),
+        ("資料庫密碼現在是 pg_admin_123", "pg_admin_123"),
+        ("VPN 的密码已经改成 Vpn#2026ab", "Vpn#2026ab"),
+    ] {
+        hides(text, secret);
+    }
+    for text in [
+        "the password for each user is hashed with argon2id",
+        "a password of at least 12 characters is required",
+        "the password for the admin account is stored in Vault",
+        "password issuer: the identity team",
+        "密碼現在是必填欄位",
+        "the password to the wiki is on the team's 1Password vault",
+    ] {
+        untouched(text);
+    }
+}
+
 /// A value rejected as no secret is searched again: the label after it
 /// inside it is found in the first pass, not only in a second.
 #[test]
