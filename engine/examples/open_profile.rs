@@ -113,13 +113,11 @@ fn main() {
             .collect();
         println!("  of which the script means: {}", ms(t));
         std::hint::black_box(means);
-        drop(tenants);
         let t = Instant::now();
         ix.ensure_vectors(&state);
         println!("vector index built: {}", ms(t));
         // Ten searches of the built index (the largest tenant's), each with
         // a row of the store as the query, as a recall asks (60 results).
-        let tenants = engine::index::vector_rows(&state, None);
         if let Some((tenant, rows)) = tenants.iter().max_by_key(|(_, rows)| rows.len()) {
             let index = ix.vector(tenant).expect("built");
             let step = (rows.len() / 10).max(1);

@@ -172,13 +172,6 @@ fn dot(a: &[f32], b: &[f32]) -> f32 {
     added(acc) + rest.fold(0.0, |s, (x, y)| s + x * y)
 }
 
-/// `(v·q, v·v, v·m)`, each by [`dot`]: three passes over `v` (1.5 KB,
-/// in cache) vectorise cleanly where one pass keeping 24 partial sums did
-/// not (it compiled to shuffles, several times slower).
-fn dots(v: &[f32], q: &[f32], m: &[f32]) -> (f32, f32, f32) {
-    (dot(v, q), dot(v, v), dot(v, m))
-}
-
 /// The partial sums of [`dot`], added in order.
 fn added(acc: [f32; LANES]) -> f32 {
     acc.iter().fold(0.0, |s, x| s + x)
@@ -393,7 +386,10 @@ pub fn search_rows_with(
             None => dot(&v, query),
             Some(q) => {
                 let b = usize::from(*c);
-                let (exact, square, dm) = dots(&v, &q.query, &means[b]);
+                // Three passes over the decoded row (in cache): they
+                // vectorise, where one loop keeping the 24 partial sums
+                // compiled to shuffles, several times slower.
+                let (exact, square, dm) = (dot(&v, &q.query), dot(&v, &v), dot(&v, &means[b]));
                 let (offset, scale) = q.transform(b, square, dm);
                 (exact - offset) * scale
             }

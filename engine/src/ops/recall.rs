@@ -605,8 +605,6 @@ impl<B: Backend> Memory<B> {
             .collect();
         let keep = limit + REPLY_QUESTIONS;
         if ranked.len() > keep {
-            // Ties by id: which questions pass the cut must not depend on
-            // the map's (per-process random) order.
             // Ties by id: which questions pass the cut must not follow the
             // map's order (random per map, so per process and per call).
             ranked.select_nth_unstable_by(keep - 1, |a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
